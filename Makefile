@@ -1,0 +1,44 @@
+# redis-guard: `make run` to try it, `make test` to prove it.
+SHELL := /bin/bash
+MODULE := target/release/libredis_guard.so
+APT_PACKAGES := redis-server redis-tools libclang-dev
+
+.PHONY: all deps build run test unit integration lint clean
+
+all: build
+
+# Installs what a fresh Debian machine lacks: Redis (server, cli,
+# benchmark) and libclang for bindgen. Cargo itself must be there.
+deps:
+	@command -v cargo >/dev/null || { echo "cargo not found: install Rust from rustup.rs first"; exit 1; }
+	@missing=""; \
+	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	command -v redis-cli >/dev/null && command -v redis-benchmark >/dev/null || missing="$$missing redis-tools"; \
+	ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing="$$missing libclang-dev"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
+	  else \
+	    echo "missing:$$missing"; echo "run: sudo apt-get install -y $(APT_PACKAGES)"; exit 1; \
+	  fi; \
+	fi
+
+build: deps
+	cargo build --release
+
+# Redis in the foreground with the module, on 127.0.0.1:6379.
+run: build
+	redis-server redis.conf
+
+# Unit tests, then integration tests against real redis-servers that the
+# tests start on free loopback ports.
+test: build
+	cargo test --release
+
+lint:
+	cargo fmt --check
+	cargo clippy --all-targets -- -D warnings
+
+clean:
+	cargo clean

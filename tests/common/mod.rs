@@ -1,0 +1,301 @@
+//! The one test harness: real redis-server processes with the module
+//! loaded, each on a free loopback port in its own directory, always
+//! stopped (and their directory removed) when dropped.
+#![allow(dead_code)] // each test binary uses its own part of the harness
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use redis::{Connection, Value};
+
+/// The built module; `make test` builds it before the tests run.
+pub fn module_path() -> PathBuf {
+    let path = std::env::var_os("GUARD_MODULE").map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/libredis_guard.so")
+    });
+    assert!(path.exists(), "{} is missing: run `make build` (or `make test`) first", path.display());
+    path
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn fresh_dir() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "redis-guard-test-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub struct Server {
+    pub port: u16,
+    dir: PathBuf,
+    extra: Vec<String>,
+    child: Option<Child>,
+}
+
+impl Server {
+    pub fn start() -> Server {
+        Server::with_args(&[])
+    }
+
+    pub fn with_args(extra: &[&str]) -> Server {
+        let mut server = Server {
+            port: 0,
+            dir: fresh_dir(),
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+            child: None,
+        };
+        server.launch();
+        server
+    }
+
+    /// A replica of `primary`, connected and in sync.
+    pub fn replica_of(primary: &Server) -> Server {
+        let port = primary.port.to_string();
+        let replica = Server::with_args(&["--replicaof", "127.0.0.1", &port]);
+        replica.wait_until(|info| info.contains("master_link_status:up"), "replication link up");
+        replica
+    }
+
+    fn launch(&mut self) {
+        // A port can be taken between picking and binding: retry on another.
+        for _ in 0..5 {
+            self.port = free_port();
+            let mut child = self.command().spawn().expect("redis-server must be installed (make deps)");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                if self.try_connect().is_some() {
+                    self.child = Some(child);
+                    return;
+                }
+                thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("redis-server did not start; log: {}", self.log());
+    }
+
+    /// The AOF is on so tests can see what was propagated (its size), and
+    /// survives restarts in the server's own directory.
+    fn command(&self) -> Command {
+        let mut command = Command::new("redis-server");
+        command
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .arg("--loadmodule")
+            .arg(module_path())
+            .arg("--dir")
+            .arg(&self.dir)
+            .args(["--save", "", "--appendonly", "yes", "--enable-debug-command", "local"])
+            .args(["--logfile", "redis.log"])
+            .args(&self.extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    }
+
+    fn try_connect(&self) -> Option<Connection> {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{}/", self.port)).ok()?;
+        let mut con = client.get_connection_with_timeout(Duration::from_secs(1)).ok()?;
+        redis::cmd("PING").query::<String>(&mut con).ok()?;
+        Some(con)
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    pub fn con(&self) -> Connection {
+        self.try_connect().unwrap_or_else(|| panic!("cannot connect to {}", self.port))
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default()
+    }
+
+    /// Stops the server, keeping its directory (AOF) and port, and starts
+    /// it again from what it persisted.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.child = Some(self.command().spawn().unwrap());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.try_connect().is_none() {
+            assert!(Instant::now() < deadline, "restart failed; log: {}", self.log());
+            thread::sleep(Duration::from_millis(20));
+        }
+        self.wait_until(|info| info.contains("loading:0"), "AOF loaded");
+    }
+
+    /// SHUTDOWN (flushing the AOF), then waits for the process to exit.
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let mut con = self.con();
+            let _: redis::RedisResult<()> = redis::cmd("SHUTDOWN").query(&mut con);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(10));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Polls INFO until `ready` holds (at most 10 s).
+    pub fn wait_until(&self, ready: impl Fn(&str) -> bool, what: &str) {
+        let mut con = self.con();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let info: String = redis::cmd("INFO").arg("everything").query(&mut con).unwrap();
+            if ready(&info) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Is the process still alive (it would not be after a crash)?
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.as_mut().map(|c| c.try_wait()), Some(Ok(None)))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// One field of `INFO everything` as an integer.
+pub fn info_field(con: &mut Connection, field: &str) -> i64 {
+    let info: String = redis::cmd("INFO").arg("everything").query(con).unwrap();
+    info.lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .unwrap_or_else(|| panic!("INFO has no {field}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Everything a call could change about `key`, plus what was propagated
+/// (the AOF size) and the module's success counters.
+#[derive(Debug, PartialEq)]
+pub struct Snapshot {
+    pub key_type: String,
+    pub dump: Value,
+    pub pexpiretime: i64,
+    pub aof_size: i64,
+    pub successes: Vec<i64>,
+}
+
+pub fn snapshot(con: &mut Connection, key: &str) -> Snapshot {
+    Snapshot {
+        key_type: redis::cmd("TYPE").arg(key).query(con).unwrap(),
+        dump: redis::cmd("DUMP").arg(key).query(con).unwrap(),
+        pexpiretime: redis::cmd("PEXPIRETIME").arg(key).query(con).unwrap(),
+        aof_size: info_field(con, "aof_current_size"),
+        successes: [
+            "guard_mon_crossings",
+            "guard_mon_clamps",
+            "guard_mon_clamped_amount",
+            "guard_coupon_issued",
+            "guard_coupon_duplicates",
+            "guard_coupon_soldout",
+            "guard_coupon_revoked",
+        ]
+        .iter()
+        .map(|field| info_field(con, field))
+        .collect(),
+    }
+}
+
+/// Runs `args` expecting an error reply whose text contains `expected`,
+/// and asserts it changed nothing about `key`.
+pub fn assert_error_changes_nothing(con: &mut Connection, key: &str, args: &[&[u8]], expected: &str) {
+    let before = snapshot(con, key);
+    let mut command = redis::cmd(std::str::from_utf8(args[0]).unwrap());
+    for arg in &args[1..] {
+        command.arg(*arg);
+    }
+    let error = command.query::<Value>(con).expect_err("an error reply");
+    let text = format!("{} {}", error.code().unwrap_or(""), error.detail().unwrap_or(""));
+    assert!(
+        text.contains(expected),
+        "{:?} replied {text:?}, expected it to mention {expected:?}",
+        String::from_utf8_lossy(&args.concat())
+    );
+    assert_eq!(before, snapshot(con, key), "an error changed the key, the AOF or the stats");
+}
+
+/// `[current, level]` from MON.INCRCHECK.
+pub fn incrcheck(con: &mut Connection, key: &str, increment: i64, window: i64, thresholds: &[i64]) -> (i64, i64) {
+    redis::cmd("MON.INCRCHECK")
+        .arg(key)
+        .arg(increment)
+        .arg(window)
+        .arg(thresholds)
+        .query(con)
+        .unwrap()
+}
+
+pub fn decrclamp(con: &mut Connection, key: &str, amount: i64) -> i64 {
+    redis::cmd("MON.DECRCLAMP").arg(key).arg(amount).query(con).unwrap()
+}
+
+pub fn issue(con: &mut Connection, key: &str, user: &str, limit: i64) -> i64 {
+    redis::cmd("COUPON.ISSUE").arg(key).arg(user).arg(limit).query(con).unwrap()
+}
+
+pub fn revoke(con: &mut Connection, key: &str, user: &str) -> i64 {
+    redis::cmd("COUPON.REVOKE").arg(key).arg(user).query(con).unwrap()
+}
+
+pub fn pexpiretime(con: &mut Connection, key: &str) -> i64 {
+    redis::cmd("PEXPIRETIME").arg(key).query(con).unwrap()
+}
+
+/// Collects keyspace events (`__keyevent@0__:*`) that `call` causes.
+pub fn events_of(server: &Server, call: impl FnOnce(&mut Connection)) -> Vec<(String, String)> {
+    let mut con = server.con();
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("notify-keyspace-events").arg("KEA").query(&mut con).unwrap();
+    let mut listener = server.con();
+    let mut pubsub = listener.as_pubsub();
+    pubsub.psubscribe("__keyevent@0__:*").unwrap();
+    call(&mut con);
+    // A marker event tells when everything before it has arrived.
+    let _: () = redis::cmd("SET").arg("events-marker").arg(1).query(&mut con).unwrap();
+    pubsub.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut events = Vec::new();
+    loop {
+        let message = pubsub.get_message().expect("keyspace event");
+        let event = message.get_channel_name().trim_start_matches("__keyevent@0__:").to_string();
+        let key: String = message.get_payload().unwrap();
+        if key == "events-marker" {
+            return events;
+        }
+        events.push((event, key));
+    }
+}
+
+pub fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter().map(|(e, k)| (e.to_string(), k.to_string())).collect()
+}
+
