@@ -24,7 +24,9 @@ fn exists(con: &mut Connection, key: &str) -> bool {
 fn one_threshold_is_reported_exactly_once() {
     let server = Server::start();
     let mut con = server.con();
-    let replies: Vec<(i64, i64)> = (0..5).map(|_| incrcheck(&mut con, "orders", 1, 60, &[3])).collect();
+    let replies: Vec<(i64, i64)> = (0..5)
+        .map(|_| incrcheck(&mut con, "orders", 1, 60, &[3]))
+        .collect();
     assert_eq!(replies, [(1, 0), (2, 0), (3, 1), (4, 0), (5, 0)]);
 }
 
@@ -32,10 +34,22 @@ fn one_threshold_is_reported_exactly_once() {
 fn a_jump_reports_the_highest_threshold_crossed() {
     let server = Server::start();
     let mut con = server.con();
-    assert_eq!(incrcheck(&mut con, "amount", 99, 60, &[100, 500, 900]), (99, 0));
-    assert_eq!(incrcheck(&mut con, "amount", 1, 60, &[100, 500, 900]), (100, 1));
-    assert_eq!(incrcheck(&mut con, "amount", 900, 60, &[100, 500, 900]), (1000, 3));
-    assert_eq!(incrcheck(&mut con, "amount", 1, 60, &[100, 500, 900]), (1001, 0));
+    assert_eq!(
+        incrcheck(&mut con, "amount", 99, 60, &[100, 500, 900]),
+        (99, 0)
+    );
+    assert_eq!(
+        incrcheck(&mut con, "amount", 1, 60, &[100, 500, 900]),
+        (100, 1)
+    );
+    assert_eq!(
+        incrcheck(&mut con, "amount", 900, 60, &[100, 500, 900]),
+        (1000, 3)
+    );
+    assert_eq!(
+        incrcheck(&mut con, "amount", 1, 60, &[100, 500, 900]),
+        (1001, 0)
+    );
 }
 
 #[test]
@@ -54,7 +68,11 @@ fn counters_stay_ordinary_strings() {
     let mut con = server.con();
     incrcheck(&mut con, "c", 5, 60, &[100]);
     assert_eq!(get(&mut con, "c").as_deref(), Some("5"));
-    let after: i64 = redis::cmd("INCRBY").arg("c").arg(10).query(&mut con).unwrap();
+    let after: i64 = redis::cmd("INCRBY")
+        .arg("c")
+        .arg(10)
+        .query(&mut con)
+        .unwrap();
     assert_eq!(after, 15);
     assert_eq!(incrcheck(&mut con, "c", 1, 60, &[100]), (16, 0));
     set(&mut con, "preset", "41");
@@ -109,7 +127,11 @@ fn refunds_clamp_at_zero_and_keep_the_expiry() {
     let server = Server::start();
     let mut con = server.con();
     set(&mut con, "total", "100");
-    let _: i64 = redis::cmd("PEXPIRE").arg("total").arg(90_000).query(&mut con).unwrap();
+    let _: i64 = redis::cmd("PEXPIRE")
+        .arg("total")
+        .arg(90_000)
+        .query(&mut con)
+        .unwrap();
     let expiry = pexpiretime(&mut con, "total");
     assert_eq!(decrclamp(&mut con, "total", 50), 50);
     assert_eq!(pexpiretime(&mut con, "total"), expiry);
@@ -138,7 +160,11 @@ fn a_refund_on_nothing_writes_nothing() {
 
     for value in ["0", "-5"] {
         set(&mut con, "low", value);
-        let _: i64 = redis::cmd("EXPIRE").arg("low").arg(100).query(&mut con).unwrap();
+        let _: i64 = redis::cmd("EXPIRE")
+            .arg("low")
+            .arg(100)
+            .query(&mut con)
+            .unwrap();
         let before = snapshot(&mut con, "low");
         assert_eq!(decrclamp(&mut con, "low", 5), 0);
         assert_eq!(before, snapshot(&mut con, "low"));
@@ -166,7 +192,12 @@ fn incrcheck_stats_count_calls_and_crossings() {
     for _ in 0..5 {
         incrcheck(&mut con, "c", 1, 60, &[3]);
     }
-    let _ = redis::cmd("MON.INCRCHECK").arg("c").arg(0).arg(1).arg(1).query::<redis::Value>(&mut con);
+    let _ = redis::cmd("MON.INCRCHECK")
+        .arg("c")
+        .arg(0)
+        .arg(1)
+        .arg(1)
+        .query::<redis::Value>(&mut con);
     assert_eq!(info_field(&mut con, "guard_mon_incrcheck_calls"), 6);
     assert_eq!(info_field(&mut con, "guard_mon_crossings"), 1);
 }
@@ -175,9 +206,17 @@ fn incrcheck_stats_count_calls_and_crossings() {
 /// not a number, and a counter at the top of i64.
 fn error_fixture(con: &mut Connection) {
     set(con, "counter", "10");
-    let _: i64 = redis::cmd("EXPIRE").arg("counter").arg(100).query(con).unwrap();
+    let _: i64 = redis::cmd("EXPIRE")
+        .arg("counter")
+        .arg(100)
+        .query(con)
+        .unwrap();
     let _: i64 = redis::cmd("RPUSH").arg("list").arg("a").query(con).unwrap();
-    let _: i64 = redis::cmd("EXPIRE").arg("list").arg(100).query(con).unwrap();
+    let _: i64 = redis::cmd("EXPIRE")
+        .arg("list")
+        .arg(100)
+        .query(con)
+        .unwrap();
     set(con, "text", "hello");
     set(con, "max", &i64::MAX.to_string());
 }
@@ -191,27 +230,87 @@ fn incrcheck_errors_name_the_argument_and_change_nothing() {
     let mut thirty_three: Vec<&[u8]> = vec![b"MON.INCRCHECK", b"counter", b"1", b"60"];
     thirty_three.extend(too_many.iter().map(|t| t.as_bytes()));
     let cases: Vec<(Vec<&[u8]>, &str)> = vec![
-        (vec![b"MON.INCRCHECK", b"counter", b"0", b"60", b"5"], "increment"),
-        (vec![b"MON.INCRCHECK", b"counter", b"-1", b"60", b"5"], "increment"),
-        (vec![b"MON.INCRCHECK", b"counter", b"1.5", b"60", b"5"], "increment"),
-        (vec![b"MON.INCRCHECK", b"counter", b"+1", b"60", b"5"], "increment"),
-        (vec![b"MON.INCRCHECK", b"counter", b"", b"60", b"5"], "increment"),
-        (vec![b"MON.INCRCHECK", b"counter", b"1", b"0", b"5"], "window"),
-        (vec![b"MON.INCRCHECK", b"counter", b"1", b"01", b"5"], "window"),
-        (vec![b"MON.INCRCHECK", b"counter", b"1", b"9223372036854775807", b"5"], "window"),
-        (vec![b"MON.INCRCHECK", b"counter", b"1", b"60", b"0"], "threshold"),
-        (vec![b"MON.INCRCHECK", b"counter", b"1", b"60", b"5", b"5"], "threshold"),
-        (vec![b"MON.INCRCHECK", b"counter", b"1", b"60", b"5", b"4"], "threshold"),
-        (vec![b"MON.INCRCHECK", b"counter", b"1", b"60", b"5", b"x"], "threshold"),
+        (
+            vec![b"MON.INCRCHECK", b"counter", b"0", b"60", b"5"],
+            "increment",
+        ),
+        (
+            vec![b"MON.INCRCHECK", b"counter", b"-1", b"60", b"5"],
+            "increment",
+        ),
+        (
+            vec![b"MON.INCRCHECK", b"counter", b"1.5", b"60", b"5"],
+            "increment",
+        ),
+        (
+            vec![b"MON.INCRCHECK", b"counter", b"+1", b"60", b"5"],
+            "increment",
+        ),
+        (
+            vec![b"MON.INCRCHECK", b"counter", b"", b"60", b"5"],
+            "increment",
+        ),
+        (
+            vec![b"MON.INCRCHECK", b"counter", b"1", b"0", b"5"],
+            "window",
+        ),
+        (
+            vec![b"MON.INCRCHECK", b"counter", b"1", b"01", b"5"],
+            "window",
+        ),
+        (
+            vec![
+                b"MON.INCRCHECK",
+                b"counter",
+                b"1",
+                b"9223372036854775807",
+                b"5",
+            ],
+            "window",
+        ),
+        (
+            vec![b"MON.INCRCHECK", b"counter", b"1", b"60", b"0"],
+            "threshold",
+        ),
+        (
+            vec![b"MON.INCRCHECK", b"counter", b"1", b"60", b"5", b"5"],
+            "threshold",
+        ),
+        (
+            vec![b"MON.INCRCHECK", b"counter", b"1", b"60", b"5", b"4"],
+            "threshold",
+        ),
+        (
+            vec![b"MON.INCRCHECK", b"counter", b"1", b"60", b"5", b"x"],
+            "threshold",
+        ),
         (thirty_three, "threshold"),
         // the first bad argument in argument order is the one named
-        (vec![b"MON.INCRCHECK", b"counter", b"0", b"0", b"0"], "increment"),
-        (vec![b"MON.INCRCHECK", b"counter", b"1", b"0", b"0"], "window"),
+        (
+            vec![b"MON.INCRCHECK", b"counter", b"0", b"0", b"0"],
+            "increment",
+        ),
+        (
+            vec![b"MON.INCRCHECK", b"counter", b"1", b"0", b"0"],
+            "window",
+        ),
         // arguments are checked before the key
-        (vec![b"MON.INCRCHECK", b"list", b"0", b"60", b"5"], "increment"),
-        (vec![b"MON.INCRCHECK", b"list", b"1", b"60", b"5"], "WRONGTYPE"),
-        (vec![b"MON.INCRCHECK", b"text", b"1", b"60", b"5"], "ERR value is not an integer or out of range"),
-        (vec![b"MON.INCRCHECK", b"max", b"1", b"60", b"5"], "ERR increment or decrement would overflow"),
+        (
+            vec![b"MON.INCRCHECK", b"list", b"0", b"60", b"5"],
+            "increment",
+        ),
+        (
+            vec![b"MON.INCRCHECK", b"list", b"1", b"60", b"5"],
+            "WRONGTYPE",
+        ),
+        (
+            vec![b"MON.INCRCHECK", b"text", b"1", b"60", b"5"],
+            "ERR value is not an integer or out of range",
+        ),
+        (
+            vec![b"MON.INCRCHECK", b"max", b"1", b"60", b"5"],
+            "ERR increment or decrement would overflow",
+        ),
     ];
     for (args, expected) in cases {
         let key = std::str::from_utf8(args[1]).unwrap();
@@ -229,10 +328,16 @@ fn decrclamp_errors_name_the_argument_and_change_nothing() {
         (vec![b"MON.DECRCLAMP", b"counter", b"-5"], "amount"),
         (vec![b"MON.DECRCLAMP", b"counter", b"-0"], "amount"),
         (vec![b"MON.DECRCLAMP", b"counter", b"abc"], "amount"),
-        (vec![b"MON.DECRCLAMP", b"counter", b"99999999999999999999"], "amount"),
+        (
+            vec![b"MON.DECRCLAMP", b"counter", b"99999999999999999999"],
+            "amount",
+        ),
         (vec![b"MON.DECRCLAMP", b"missing", b"0"], "amount"),
         (vec![b"MON.DECRCLAMP", b"list", b"1"], "WRONGTYPE"),
-        (vec![b"MON.DECRCLAMP", b"text", b"1"], "ERR value is not an integer or out of range"),
+        (
+            vec![b"MON.DECRCLAMP", b"text", b"1"],
+            "ERR value is not an integer or out of range",
+        ),
     ];
     for (args, expected) in cases {
         let key = std::str::from_utf8(args[1]).unwrap();
@@ -251,7 +356,10 @@ fn wrong_arity_gets_redis_own_error() {
         vec!["MON.DECRCLAMP", "k"],
         vec!["MON.DECRCLAMP", "k", "1", "2"],
     ] {
-        let error = redis::cmd(args[0]).arg(&args[1..]).query::<redis::Value>(&mut con).unwrap_err();
+        let error = redis::cmd(args[0])
+            .arg(&args[1..])
+            .query::<redis::Value>(&mut con)
+            .unwrap_err();
         assert!(
             error.to_string().contains("wrong number of arguments"),
             "{args:?}: {error}"
@@ -279,15 +387,34 @@ fn no_ops_and_errors_do_not_disturb_watch_but_writes_do() {
     set(&mut con, "zero", "0");
     set(&mut con, "text", "hello");
     set(&mut con, "counter", "10");
-    assert!(watch_survives(&server, "missing", |c| assert_eq!(decrclamp(c, "missing", 5), 0)));
-    assert!(watch_survives(&server, "zero", |c| assert_eq!(decrclamp(c, "zero", 5), 0)));
+    assert!(watch_survives(&server, "missing", |c| assert_eq!(
+        decrclamp(c, "missing", 5),
+        0
+    )));
+    assert!(watch_survives(&server, "zero", |c| assert_eq!(
+        decrclamp(c, "zero", 5),
+        0
+    )));
     assert!(watch_survives(&server, "text", |c| {
-        redis::cmd("MON.INCRCHECK").arg("text").arg(1).arg(1).arg(1).query::<redis::Value>(c).unwrap_err();
+        redis::cmd("MON.INCRCHECK")
+            .arg("text")
+            .arg(1)
+            .arg(1)
+            .arg(1)
+            .query::<redis::Value>(c)
+            .unwrap_err();
     }));
     assert!(watch_survives(&server, "counter", |c| {
-        redis::cmd("MON.DECRCLAMP").arg("counter").arg(0).query::<redis::Value>(c).unwrap_err();
+        redis::cmd("MON.DECRCLAMP")
+            .arg("counter")
+            .arg(0)
+            .query::<redis::Value>(c)
+            .unwrap_err();
     }));
-    assert!(!watch_survives(&server, "counter", |c| assert_eq!(decrclamp(c, "counter", 1), 9)));
+    assert!(!watch_survives(&server, "counter", |c| assert_eq!(
+        decrclamp(c, "counter", 1),
+        9
+    )));
     assert!(!watch_survives(&server, "counter", |c| {
         incrcheck(c, "counter", 1, 60, &[100]);
     }));
@@ -368,7 +495,14 @@ fn the_snapshot_sees_every_kind_of_change() {
     assert_eq!(decrclamp(&mut con, "t", 1), 9);
     let after = snapshot(&mut con, "t");
     assert_ne!(before.dump, after.dump);
-    assert!(after.aof_size > before.aof_size, "the write was propagated to the AOF");
-    let _: i64 = redis::cmd("EXPIRE").arg("t").arg(100).query(&mut con).unwrap();
+    assert!(
+        after.aof_size > before.aof_size,
+        "the write was propagated to the AOF"
+    );
+    let _: i64 = redis::cmd("EXPIRE")
+        .arg("t")
+        .arg(100)
+        .query(&mut con)
+        .unwrap();
     assert_ne!(after.pexpiretime, snapshot(&mut con, "t").pexpiretime);
 }

@@ -14,15 +14,25 @@ use redis::{Connection, Value};
 
 /// The built module; `make test` builds it before the tests run.
 pub fn module_path() -> PathBuf {
-    let path = std::env::var_os("GUARD_MODULE").map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/libredis_guard.so")
-    });
-    assert!(path.exists(), "{} is missing: run `make build` (or `make test`) first", path.display());
+    let path = std::env::var_os("GUARD_MODULE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/libredis_guard.so")
+        });
+    assert!(
+        path.exists(),
+        "{} is missing: run `make build` (or `make test`) first",
+        path.display()
+    );
     path
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn fresh_dir() -> PathBuf {
@@ -64,7 +74,10 @@ impl Server {
     pub fn replica_of(primary: &Server) -> Server {
         let port = primary.port.to_string();
         let replica = Server::with_args(&["--replicaof", "127.0.0.1", &port]);
-        replica.wait_until(|info| info.contains("master_link_status:up"), "replication link up");
+        replica.wait_until(
+            |info| info.contains("master_link_status:up"),
+            "replication link up",
+        );
         replica
     }
 
@@ -72,7 +85,10 @@ impl Server {
         // A port can be taken between picking and binding: retry on another.
         for _ in 0..5 {
             self.port = free_port();
-            let mut child = self.command().spawn().expect("redis-server must be installed (make deps)");
+            let mut child = self
+                .command()
+                .spawn()
+                .expect("redis-server must be installed (make deps)");
             let deadline = Instant::now() + Duration::from_secs(10);
             while Instant::now() < deadline {
                 if let Ok(Some(_)) = child.try_wait() {
@@ -100,7 +116,14 @@ impl Server {
             .arg(module_path())
             .arg("--dir")
             .arg(&self.dir)
-            .args(["--save", "", "--appendonly", "yes", "--enable-debug-command", "local"])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--enable-debug-command",
+                "local",
+            ])
             .args(["--logfile", "redis.log"])
             .args(&self.extra)
             .stdout(Stdio::null())
@@ -110,7 +133,9 @@ impl Server {
 
     fn try_connect(&self) -> Option<Connection> {
         let client = redis::Client::open(format!("redis://127.0.0.1:{}/", self.port)).ok()?;
-        let mut con = client.get_connection_with_timeout(Duration::from_secs(1)).ok()?;
+        let mut con = client
+            .get_connection_with_timeout(Duration::from_secs(1))
+            .ok()?;
         redis::cmd("PING").query::<String>(&mut con).ok()?;
         Some(con)
     }
@@ -120,7 +145,8 @@ impl Server {
     }
 
     pub fn con(&self) -> Connection {
-        self.try_connect().unwrap_or_else(|| panic!("cannot connect to {}", self.port))
+        self.try_connect()
+            .unwrap_or_else(|| panic!("cannot connect to {}", self.port))
     }
 
     pub fn log(&self) -> String {
@@ -134,7 +160,11 @@ impl Server {
         self.child = Some(self.command().spawn().unwrap());
         let deadline = Instant::now() + Duration::from_secs(10);
         while self.try_connect().is_none() {
-            assert!(Instant::now() < deadline, "restart failed; log: {}", self.log());
+            assert!(
+                Instant::now() < deadline,
+                "restart failed; log: {}",
+                self.log()
+            );
             thread::sleep(Duration::from_millis(20));
         }
         self.wait_until(|info| info.contains("loading:0"), "AOF loaded");
@@ -159,7 +189,10 @@ impl Server {
         let mut con = self.con();
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let info: String = redis::cmd("INFO").arg("everything").query(&mut con).unwrap();
+            let info: String = redis::cmd("INFO")
+                .arg("everything")
+                .query(&mut con)
+                .unwrap();
             if ready(&info) {
                 return;
             }
@@ -229,24 +262,43 @@ pub fn snapshot(con: &mut Connection, key: &str) -> Snapshot {
 
 /// Runs `args` expecting an error reply whose text contains `expected`,
 /// and asserts it changed nothing about `key`.
-pub fn assert_error_changes_nothing(con: &mut Connection, key: &str, args: &[&[u8]], expected: &str) {
+pub fn assert_error_changes_nothing(
+    con: &mut Connection,
+    key: &str,
+    args: &[&[u8]],
+    expected: &str,
+) {
     let before = snapshot(con, key);
     let mut command = redis::cmd(std::str::from_utf8(args[0]).unwrap());
     for arg in &args[1..] {
         command.arg(*arg);
     }
     let error = command.query::<Value>(con).expect_err("an error reply");
-    let text = format!("{} {}", error.code().unwrap_or(""), error.detail().unwrap_or(""));
+    let text = format!(
+        "{} {}",
+        error.code().unwrap_or(""),
+        error.detail().unwrap_or("")
+    );
     assert!(
         text.contains(expected),
         "{:?} replied {text:?}, expected it to mention {expected:?}",
         String::from_utf8_lossy(&args.concat())
     );
-    assert_eq!(before, snapshot(con, key), "an error changed the key, the AOF or the stats");
+    assert_eq!(
+        before,
+        snapshot(con, key),
+        "an error changed the key, the AOF or the stats"
+    );
 }
 
 /// `[current, level]` from MON.INCRCHECK.
-pub fn incrcheck(con: &mut Connection, key: &str, increment: i64, window: i64, thresholds: &[i64]) -> (i64, i64) {
+pub fn incrcheck(
+    con: &mut Connection,
+    key: &str,
+    increment: i64,
+    window: i64,
+    thresholds: &[i64],
+) -> (i64, i64) {
     redis::cmd("MON.INCRCHECK")
         .arg(key)
         .arg(increment)
@@ -257,15 +309,28 @@ pub fn incrcheck(con: &mut Connection, key: &str, increment: i64, window: i64, t
 }
 
 pub fn decrclamp(con: &mut Connection, key: &str, amount: i64) -> i64 {
-    redis::cmd("MON.DECRCLAMP").arg(key).arg(amount).query(con).unwrap()
+    redis::cmd("MON.DECRCLAMP")
+        .arg(key)
+        .arg(amount)
+        .query(con)
+        .unwrap()
 }
 
 pub fn issue(con: &mut Connection, key: &str, user: &str, limit: i64) -> i64 {
-    redis::cmd("COUPON.ISSUE").arg(key).arg(user).arg(limit).query(con).unwrap()
+    redis::cmd("COUPON.ISSUE")
+        .arg(key)
+        .arg(user)
+        .arg(limit)
+        .query(con)
+        .unwrap()
 }
 
 pub fn revoke(con: &mut Connection, key: &str, user: &str) -> i64 {
-    redis::cmd("COUPON.REVOKE").arg(key).arg(user).query(con).unwrap()
+    redis::cmd("COUPON.REVOKE")
+        .arg(key)
+        .arg(user)
+        .query(con)
+        .unwrap()
 }
 
 pub fn pexpiretime(con: &mut Connection, key: &str) -> i64 {
@@ -275,18 +340,32 @@ pub fn pexpiretime(con: &mut Connection, key: &str) -> i64 {
 /// Collects keyspace events (`__keyevent@0__:*`) that `call` causes.
 pub fn events_of(server: &Server, call: impl FnOnce(&mut Connection)) -> Vec<(String, String)> {
     let mut con = server.con();
-    let _: () = redis::cmd("CONFIG").arg("SET").arg("notify-keyspace-events").arg("KEA").query(&mut con).unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("notify-keyspace-events")
+        .arg("KEA")
+        .query(&mut con)
+        .unwrap();
     let mut listener = server.con();
     let mut pubsub = listener.as_pubsub();
     pubsub.psubscribe("__keyevent@0__:*").unwrap();
     call(&mut con);
     // A marker event tells when everything before it has arrived.
-    let _: () = redis::cmd("SET").arg("events-marker").arg(1).query(&mut con).unwrap();
-    pubsub.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("events-marker")
+        .arg(1)
+        .query(&mut con)
+        .unwrap();
+    pubsub
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
     let mut events = Vec::new();
     loop {
         let message = pubsub.get_message().expect("keyspace event");
-        let event = message.get_channel_name().trim_start_matches("__keyevent@0__:").to_string();
+        let event = message
+            .get_channel_name()
+            .trim_start_matches("__keyevent@0__:")
+            .to_string();
         let key: String = message.get_payload().unwrap();
         if key == "events-marker" {
             return events;
@@ -296,6 +375,7 @@ pub fn events_of(server: &Server, call: impl FnOnce(&mut Connection)) -> Vec<(St
 }
 
 pub fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    list.iter().map(|(e, k)| (e.to_string(), k.to_string())).collect()
+    list.iter()
+        .map(|(e, k)| (e.to_string(), k.to_string()))
+        .collect()
 }
-

@@ -1,0 +1,174 @@
+//! What Redis knows about the commands: module name, arity, flags, key
+//! specs (COMMAND GETKEYS, cluster routing, ACL) and the INFO section.
+
+mod common;
+
+use common::*;
+use redis::Value;
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        Value::SimpleString(s) => s.clone(),
+        Value::Int(n) => n.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_module_is_called_guard() {
+    let server = Server::start();
+    let mut con = server.con();
+    let list: Vec<Vec<Value>> = redis::cmd("MODULE").arg("LIST").query(&mut con).unwrap();
+    assert!(
+        list.iter()
+            .any(|fields| fields.len() > 1 && text(&fields[1]) == "guard"),
+        "{list:?}"
+    );
+}
+
+#[test]
+fn command_getkeys_finds_the_one_key() {
+    let server = Server::start();
+    let mut con = server.con();
+    for args in [
+        vec!["MON.INCRCHECK", "{cust:42}:orders", "1", "60", "3", "5"],
+        vec!["MON.DECRCLAMP", "{cust:42}:amount", "5"],
+        vec!["COUPON.ISSUE", "drop:1", "alice", "100"],
+        vec!["COUPON.REVOKE", "drop:1", "alice"],
+    ] {
+        let keys: Vec<String> = redis::cmd("COMMAND")
+            .arg("GETKEYS")
+            .arg(&args)
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(keys, [args[1]], "{args:?}");
+    }
+}
+
+#[test]
+fn command_info_has_arity_flags_and_key_positions() {
+    let server = Server::start();
+    let mut con = server.con();
+    let expected = [
+        ("mon.incrcheck", -5, &["write", "denyoom", "fast"][..]),
+        ("mon.decrclamp", 3, &["write", "denyoom", "fast"][..]),
+        ("coupon.issue", 4, &["write", "denyoom", "fast"][..]),
+        ("coupon.revoke", 3, &["write", "fast"][..]),
+    ];
+    for (name, arity, flags) in expected {
+        let info: Vec<Vec<Value>> = redis::cmd("COMMAND")
+            .arg("INFO")
+            .arg(name)
+            .query(&mut con)
+            .unwrap();
+        let info = &info[0];
+        assert_eq!(text(&info[0]), name);
+        assert_eq!(info[1], Value::Int(arity), "{name} arity");
+        let Value::Array(got_flags) = &info[2] else {
+            panic!("{info:?}")
+        };
+        let mut got: Vec<String> = got_flags
+            .iter()
+            .map(text)
+            .filter(|f| f != "module")
+            .collect();
+        got.sort();
+        let mut want: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+        want.sort();
+        assert_eq!(got, want, "{name} flags");
+        assert_eq!(
+            &info[3..6],
+            &[Value::Int(1), Value::Int(1), Value::Int(1)],
+            "{name} key positions"
+        );
+    }
+}
+
+#[test]
+fn command_docs_describe_every_argument() {
+    let server = Server::start();
+    let mut con = server.con();
+    let expected = [
+        (
+            "mon.incrcheck",
+            &["key", "increment", "window", "threshold"][..],
+        ),
+        ("mon.decrclamp", &["key", "amount"][..]),
+        ("coupon.issue", &["key", "user", "limit"][..]),
+        ("coupon.revoke", &["key", "user"][..]),
+    ];
+    for (name, args) in expected {
+        let docs: Value = redis::cmd("COMMAND")
+            .arg("DOCS")
+            .arg(name)
+            .query(&mut con)
+            .unwrap();
+        let rendered = format!("{docs:?}");
+        let docs = flatten(&docs);
+        for field in ["summary", "since", "complexity", "arguments"] {
+            assert!(
+                docs.contains(&field.to_string()),
+                "{name} docs lack {field}: {rendered}"
+            );
+        }
+        let names: Vec<&String> = docs
+            .windows(2)
+            .filter(|w| w[0] == "name")
+            .map(|w| &w[1])
+            .collect();
+        assert_eq!(names, args, "{name} arguments");
+    }
+    let docs = flatten(
+        &redis::cmd("COMMAND")
+            .arg("DOCS")
+            .arg("mon.incrcheck")
+            .query(&mut con)
+            .unwrap(),
+    );
+    assert!(
+        docs.windows(2).any(|w| w == ["flags", "multiple"]),
+        "threshold is repeatable: {docs:?}"
+    );
+}
+
+fn flatten(value: &Value) -> Vec<String> {
+    match value {
+        Value::Array(items) | Value::Set(items) => items.iter().flat_map(flatten).collect(),
+        Value::Map(pairs) => pairs
+            .iter()
+            .flat_map(|(k, v)| [flatten(k), flatten(v)].concat())
+            .collect(),
+        other => vec![text(other)],
+    }
+}
+
+#[test]
+fn info_guard_lists_every_counter() {
+    let server = Server::start();
+    let mut con = server.con();
+    let fields = [
+        "mon_incrcheck_calls",
+        "mon_crossings",
+        "mon_decrclamp_calls",
+        "mon_clamps",
+        "mon_clamped_amount",
+        "coupon_issue_calls",
+        "coupon_issued",
+        "coupon_duplicates",
+        "coupon_soldout",
+        "coupon_revoked",
+    ];
+    for section in ["guard", "modules", "everything"] {
+        let info: String = redis::cmd("INFO").arg(section).query(&mut con).unwrap();
+        for field in fields {
+            assert!(
+                info.contains(&format!("\nguard_{field}:0")),
+                "INFO {section} lacks guard_{field}: {info}"
+            );
+        }
+    }
+    incrcheck(&mut con, "c", 1, 10, &[1]);
+    assert_eq!(info_field(&mut con, "guard_mon_incrcheck_calls"), 1);
+    assert_eq!(info_field(&mut con, "guard_mon_crossings"), 1);
+}
