@@ -3,7 +3,7 @@ SHELL := /bin/bash
 MODULE := target/release/libredis_guard.so
 APT_PACKAGES := redis-server redis-tools libclang-dev
 
-.PHONY: all deps build run test unit integration lint clean
+.PHONY: all deps build run test lab lint clean
 
 all: build
 
@@ -35,6 +35,10 @@ run: build
 # tests start on free loopback ports.
 test: build
 	cargo test --release
+
+# The races, reproduced: naive steps vs Lua vs native, as markdown tables.
+lab: build
+	cargo run --release --quiet --example lab
 
 lint:
 	cargo fmt --check

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use redis::{Connection, Value};
 
+pub mod crowd;
+
 /// The built module; `make test` builds it before the tests run.
 pub fn module_path() -> PathBuf {
     let path = std::env::var_os("GUARD_MODULE")
