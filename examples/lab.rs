@@ -8,7 +8,6 @@
 //! 40 connections × 2 refunds of 5 on a counter of 1000 with a TTL.
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use std::collections::HashMap;
