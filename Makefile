@@ -3,7 +3,7 @@ SHELL := /bin/bash
 MODULE := target/release/libredis_guard.so
 APT_PACKAGES := redis-server redis-tools libclang-dev
 
-.PHONY: all deps build run test lab lint clean
+.PHONY: all deps build run test lab bench profile lint clean
 
 all: build
 
@@ -39,6 +39,14 @@ test: build
 # The races, reproduced: naive steps vs Lua vs native, as markdown tables.
 lab: build
 	cargo run --release --quiet --example lab
+
+# Native vs INCRBY/SADD vs Lua (EVALSHA, FCALL): writes bench/RESULTS.md.
+bench: build
+	cargo run --release --quiet --example bench
+
+# Instructions per request under callgrind, native vs INCRBY/SADD.
+profile: build
+	bench/profile.sh
 
 lint:
 	cargo fmt --check

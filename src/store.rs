@@ -87,17 +87,23 @@ impl KeyRef {
         Key { at: self, handle }
     }
 
-    /// Propagates one effect of this command to replicas and the AOF.
-    /// Several calls in one command reach them as one MULTI/EXEC.
+    /// Propagates the effect of this command to replicas and the AOF: one
+    /// plain write per call, so no MULTI/EXEC wrapper is needed.
     pub fn propagate(&self, effect: Effect) {
         let key = self.name.as_ptr();
-        // SAFETY: format strings match the arguments passed.
+        // SAFETY: each format string matches the arguments passed after it.
         unsafe {
             let replicate = raw::RedisModule_Replicate.unwrap();
             match effect {
-                Effect::IncrBy(increment) => {
-                    replicate(self.ctx, c"INCRBY".as_ptr(), c"sl".as_ptr(), key, increment)
-                }
+                // The increment travels as the client sent it: it parsed as
+                // a canonical integer, so the replica reads the same number.
+                Effect::IncrBy(increment) => replicate(
+                    self.ctx,
+                    c"INCRBY".as_ptr(),
+                    c"ss".as_ptr(),
+                    key,
+                    increment.as_ptr(),
+                ),
                 Effect::SetKeepTtl(value) => replicate(
                     self.ctx,
                     c"SET".as_ptr(),
@@ -106,9 +112,15 @@ impl KeyRef {
                     value,
                     c"KEEPTTL".as_ptr(),
                 ),
-                Effect::PExpireAt(at_ms) => {
-                    replicate(self.ctx, c"PEXPIREAT".as_ptr(), c"sl".as_ptr(), key, at_ms)
-                }
+                Effect::SetExpiringAt { value, at_ms } => replicate(
+                    self.ctx,
+                    c"SET".as_ptr(),
+                    c"slcl".as_ptr(),
+                    key,
+                    value,
+                    c"PXAT".as_ptr(),
+                    at_ms,
+                ),
             };
         }
     }
@@ -263,9 +275,12 @@ impl Drop for Key {
 /// replica or AOF reload. Expiry always travels as an absolute time.
 #[derive(Clone, Copy)]
 pub enum Effect {
-    IncrBy(i64),
+    /// `INCRBY key increment` (the argument as received).
+    IncrBy(Arg),
+    /// `SET key value KEEPTTL`
     SetKeepTtl(i64),
-    PExpireAt(i64),
+    /// `SET key value PXAT at_ms`: a value that starts a new window.
+    SetExpiringAt { value: i64, at_ms: i64 },
 }
 
 #[derive(Clone, Copy)]

@@ -14,17 +14,27 @@ impl Command for IncrCheckCommand {
         stats::MON_INCRCHECK_CALLS.bump();
         let request = IncrCheck::parse(&argv[2..], store::now_ms(ctx))?;
         let mut key = KeyRef::new(ctx, argv[1]).open();
-        let prev = key.counter()?.unwrap_or(0);
+        let existing = key.counter()?;
+        let prev = existing.unwrap_or(0);
         let current = rules::add(prev, request.increment).ok_or(OVERFLOW)?;
         let level = rules::crossing_level(prev, current, request.thresholds.as_slice());
 
         key.set_counter(current);
-        key.propagate(Effect::IncrBy(request.increment));
-        key.notify(EventClass::String, c"incrby");
-        // A running window is never moved; only a key without TTL gets one.
-        if key.expires_at_ms().is_none() {
+        // A running window is never moved; only a key without TTL (new, or
+        // one that lost it) gets one, and then value and expiry travel as
+        // one write.
+        let starts_window = existing.is_none() || key.expires_at_ms().is_none();
+        if starts_window {
             key.set_expires_at_ms(request.window_expires_at_ms);
-            key.propagate(Effect::PExpireAt(request.window_expires_at_ms));
+            key.propagate(Effect::SetExpiringAt {
+                value: current,
+                at_ms: request.window_expires_at_ms,
+            });
+        } else {
+            key.propagate(Effect::IncrBy(argv[2]));
+        }
+        key.notify(EventClass::String, c"incrby");
+        if starts_window {
             key.notify(EventClass::Generic, c"expire");
         }
         if level > 0 {

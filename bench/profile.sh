@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Instructions per request, counted by callgrind (repeatable on a noisy
+# machine): each command gets its own redis-server under valgrind, N
+# pipelined requests, and the server's total minus an idle run's total.
+# Usage: bench/profile.sh [requests]   (make profile)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-20000}
+MODULE=$PWD/target/release/libredis_guard.so
+WORK=${PROFILE_DIR:-$(mktemp -d)}
+[ -n "${PROFILE_DIR:-}" ] || trap 'rm -rf "$WORK"' EXIT
+
+total() { # $1: label, rest: command to load (empty: idle)
+  local label=$1; shift
+  local port=$((20000 + RANDOM % 20000))
+  valgrind --tool=callgrind --callgrind-out-file="$WORK/$label.out" \
+    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
+    --loadmodule "$MODULE" >/dev/null 2>&1 &
+  local pid=$!
+  until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.2; done
+  # The same keys exist in every run, the idle one included: a sold-out
+  # event and 1000 counters with a TTL for the refunds to work on.
+  redis-cli -p "$port" sadd soldout winner >/dev/null
+  redis-cli -p "$port" eval "for i = 0, 999 do redis.call('SET', string.format('chk:%012d', i), 1000000000, 'EX', 86400) end" 0 >/dev/null
+  if [ $# -gt 0 ]; then
+    redis-benchmark -p "$port" -c 10 -n "$N" -P 16 -r 1000 -q "$@" >/dev/null
+  fi
+  redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+  wait "$pid" || true
+  callgrind_annotate "$WORK/$label.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1}'
+}
+
+idle=$(total idle)
+printf '| command | instructions per request (callgrind, -P 16) |\n|---|---|\n'
+while IFS='|' read -r label command; do
+  # shellcheck disable=SC2086
+  t=$(total "$label" $command)
+  printf '| %s | %d |\n' "$command" $(( (t - idle) / N ))
+done <<'CASES'
+incrby|INCRBY cnt:__rand_int__ 1
+incrcheck|MON.INCRCHECK new:__rand_int__ 1 3600 100 1000
+decrby|DECRBY chk:__rand_int__ 1
+decrclamp|MON.DECRCLAMP chk:__rand_int__ 1
+sadd|SADD set:__rand_int__ user:__rand_int__
+issue|COUPON.ISSUE cpn:__rand_int__ user:__rand_int__ 1000000000
+sismember|SISMEMBER soldout user:__rand_int__
+soldout|COUPON.ISSUE soldout user:__rand_int__ 1
+CASES

@@ -1,0 +1,582 @@
+//! `make bench`: throughput of the native commands against their ceilings
+//! (INCRBY, SADD) and against the same logic as Lua (EVALSHA and FCALL), in
+//! one run on one server, with redis-benchmark. Several interleaved rounds,
+//! medians, ratios; server cost per call from INFO commandstats and the main
+//! thread's CPU. Writes bench/RESULTS.md and bench/chart.svg.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::process::Command;
+
+use common::Server;
+use redis::Connection;
+
+const CLIENTS: &str = "50";
+const KEYSPACE: &str = "100000";
+const ROUNDS: usize = 3;
+const PIPELINES: [u32; 2] = [1, 16];
+
+const INCRCHECK_LUA: &str = include_str!("../bench/scripts/incrcheck.lua");
+const DECRCLAMP_LUA: &str = include_str!("../bench/scripts/decrclamp.lua");
+const COUPON_LUA: &str = include_str!("../bench/scripts/coupon_issue.lua");
+
+/// One measured command line.
+struct Case {
+    /// Row label.
+    name: &'static str,
+    /// The family the ratios are taken in (its ceiling and Lua twins).
+    family: Family,
+    kind: Kind,
+    /// The commandstats entry that times it.
+    stat: &'static str,
+    args: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Family {
+    IncrCheck,
+    DecrClamp,
+    CouponIssue,
+    CouponSoldOut,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Kind {
+    Ceiling,
+    Native,
+    EvalSha,
+    FCall,
+}
+
+fn words(line: &str) -> Vec<String> {
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+fn cases(shas: &HashMap<&str, String>) -> Vec<Case> {
+    let case = |name, family, kind, stat, line: String| Case {
+        name,
+        family,
+        kind,
+        stat,
+        args: words(&line),
+    };
+    use Family::*;
+    use Kind::*;
+    let (incr, decr, coupon) = (
+        &shas["incrcheck"],
+        &shas["decrclamp"],
+        &shas["coupon_issue"],
+    );
+    vec![
+        case(
+            "INCRBY",
+            IncrCheck,
+            Ceiling,
+            "incrby",
+            "INCRBY cnt:__rand_int__ 1".into(),
+        ),
+        case(
+            "MON.INCRCHECK",
+            IncrCheck,
+            Native,
+            "mon.incrcheck",
+            "MON.INCRCHECK chk:__rand_int__ 1 3600 100 1000".into(),
+        ),
+        case(
+            "EVALSHA incrcheck.lua",
+            IncrCheck,
+            EvalSha,
+            "evalsha",
+            format!("EVALSHA {incr} 1 luachk:__rand_int__ 1 3600 100 1000"),
+        ),
+        case(
+            "FCALL incrcheck",
+            IncrCheck,
+            FCall,
+            "fcall",
+            "FCALL incrcheck 1 fnchk:__rand_int__ 1 3600 100 1000".into(),
+        ),
+        case(
+            "INCRBY (refund ceiling)",
+            DecrClamp,
+            Ceiling,
+            "incrby",
+            "INCRBY cnt:__rand_int__ 1".into(),
+        ),
+        case(
+            "MON.DECRCLAMP",
+            DecrClamp,
+            Native,
+            "mon.decrclamp",
+            "MON.DECRCLAMP amt:__rand_int__ 1".into(),
+        ),
+        case(
+            "EVALSHA decrclamp.lua",
+            DecrClamp,
+            EvalSha,
+            "evalsha",
+            format!("EVALSHA {decr} 1 luaamt:__rand_int__ 1"),
+        ),
+        case(
+            "FCALL decrclamp",
+            DecrClamp,
+            FCall,
+            "fcall",
+            "FCALL decrclamp 1 fnamt:__rand_int__ 1".into(),
+        ),
+        case(
+            "SADD",
+            CouponIssue,
+            Ceiling,
+            "sadd",
+            "SADD set:__rand_int__ user:__rand_int__".into(),
+        ),
+        case(
+            "COUPON.ISSUE (issuing)",
+            CouponIssue,
+            Native,
+            "coupon.issue",
+            "COUPON.ISSUE cpn:__rand_int__ user:__rand_int__ 1000000000".into(),
+        ),
+        case(
+            "EVALSHA coupon_issue.lua",
+            CouponIssue,
+            EvalSha,
+            "evalsha",
+            format!("EVALSHA {coupon} 1 lua:__rand_int__ user:__rand_int__ 1000000000"),
+        ),
+        case(
+            "FCALL coupon_issue",
+            CouponIssue,
+            FCall,
+            "fcall",
+            "FCALL coupon_issue 1 fn:__rand_int__ user:__rand_int__ 1000000000".into(),
+        ),
+        case(
+            "SISMEMBER (sold-out ceiling)",
+            CouponSoldOut,
+            Ceiling,
+            "sismember",
+            "SISMEMBER soldout user:__rand_int__".into(),
+        ),
+        case(
+            "COUPON.ISSUE (sold out)",
+            CouponSoldOut,
+            Native,
+            "coupon.issue",
+            "COUPON.ISSUE soldout user:__rand_int__ 1".into(),
+        ),
+        case(
+            "EVALSHA coupon_issue.lua (sold out)",
+            CouponSoldOut,
+            EvalSha,
+            "evalsha",
+            format!("EVALSHA {coupon} 1 soldout user:__rand_int__ 1"),
+        ),
+    ]
+}
+
+/// The three scripts as one Redis Functions library, unchanged: each body
+/// becomes a function of (KEYS, ARGV).
+fn function_library() -> String {
+    let mut library = String::from("#!lua name=guard_bench\n");
+    for (name, body) in [
+        ("incrcheck", INCRCHECK_LUA),
+        ("decrclamp", DECRCLAMP_LUA),
+        ("coupon_issue", COUPON_LUA),
+    ] {
+        writeln!(
+            library,
+            "redis.register_function('{name}', function(KEYS, ARGV)\n{body}\nend)"
+        )
+        .unwrap();
+    }
+    library
+}
+
+struct Sample {
+    rps: f64,
+    usec_per_call: f64,
+    cpu_us_per_request: f64,
+}
+
+fn info(con: &mut Connection, section: &str) -> String {
+    redis::cmd("INFO").arg(section).query(con).unwrap()
+}
+
+fn main_thread_cpu_s(con: &mut Connection) -> f64 {
+    let cpu = info(con, "cpu");
+    ["used_cpu_sys_main_thread", "used_cpu_user_main_thread"]
+        .iter()
+        .map(|field| {
+            cpu.lines()
+                .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .unwrap_or(0.0)
+        })
+        .sum()
+}
+
+fn usec_per_call(con: &mut Connection, stat: &str) -> f64 {
+    let stats = info(con, "commandstats");
+    let prefix = format!("cmdstat_{stat}:");
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|fields| {
+            fields
+                .split(',')
+                .find_map(|f| f.strip_prefix("usec_per_call="))
+        })
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+fn run(server: &Server, con: &mut Connection, case: &Case, pipeline: u32) -> Sample {
+    let requests: u32 = if pipeline == 1 { 100_000 } else { 400_000 };
+    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(con).unwrap();
+    let cpu_before = main_thread_cpu_s(con);
+    let output = Command::new("redis-benchmark")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &server.port.to_string(),
+            "-c",
+            CLIENTS,
+            "-r",
+            KEYSPACE,
+        ])
+        .args([
+            "-n",
+            &requests.to_string(),
+            "-P",
+            &pipeline.to_string(),
+            "--csv",
+        ])
+        .args(&case.args)
+        .output()
+        .expect("redis-benchmark (make deps installs redis-tools)");
+    let cpu = main_thread_cpu_s(con) - cpu_before;
+    let csv = String::from_utf8_lossy(&output.stdout);
+    let rps = csv
+        .lines()
+        .last()
+        .and_then(|line| line.split(',').nth(1))
+        .and_then(|v| v.trim_matches('"').parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no result for {}: {csv}", case.name));
+    Sample {
+        rps,
+        usec_per_call: usec_per_call(con, case.stat),
+        cpu_us_per_request: cpu * 1e6 / f64::from(requests),
+    }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn setup(con: &mut Connection) -> HashMap<&'static str, String> {
+    let mut shas = HashMap::new();
+    for (name, body) in [
+        ("incrcheck", INCRCHECK_LUA),
+        ("decrclamp", DECRCLAMP_LUA),
+        ("coupon_issue", COUPON_LUA),
+    ] {
+        let sha: String = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(body)
+            .query(con)
+            .unwrap();
+        shas.insert(name, sha);
+    }
+    let _: String = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg("REPLACE")
+        .arg(function_library())
+        .query(con)
+        .unwrap();
+    // Refund counters (one set per implementation) that stay positive for
+    // the whole run, with a TTL. redis-benchmark's __rand_int__ is 12 digits.
+    let mut pipe = redis::pipe();
+    for i in 0..100_000 {
+        for prefix in ["amt", "luaamt", "fnamt"] {
+            pipe.cmd("SET")
+                .arg(format!("{prefix}:{i:012}"))
+                .arg(1_000_000_000)
+                .arg("EX")
+                .arg(86_400)
+                .ignore();
+        }
+    }
+    let _: () = pipe.query(con).unwrap();
+    let _: i64 = redis::cmd("SADD")
+        .arg("soldout")
+        .arg("winner")
+        .query(con)
+        .unwrap();
+    shas
+}
+
+/// A counter's MEMORY USAGE when made by MON.INCRCHECK and by INCRBY + EXPIRE.
+fn memory(con: &mut Connection) -> Vec<(i64, i64, i64)> {
+    [1, 5_000, 123_456_789]
+        .iter()
+        .map(|&value| {
+            let _: () = redis::cmd("DEL")
+                .arg("mem:native")
+                .arg("mem:incrby")
+                .query(con)
+                .unwrap();
+            let _: (i64, i64) = redis::cmd("MON.INCRCHECK")
+                .arg("mem:native")
+                .arg(value)
+                .arg(60)
+                .arg(1)
+                .query(con)
+                .unwrap();
+            let _: i64 = redis::cmd("INCRBY")
+                .arg("mem:incrby")
+                .arg(value)
+                .query(con)
+                .unwrap();
+            let _: i64 = redis::cmd("EXPIRE")
+                .arg("mem:incrby")
+                .arg(60)
+                .query(con)
+                .unwrap();
+            let usage = |con: &mut Connection, key: &str| -> i64 {
+                redis::cmd("MEMORY")
+                    .arg("USAGE")
+                    .arg(key)
+                    .query(con)
+                    .unwrap()
+            };
+            (value, usage(con, "mem:native"), usage(con, "mem:incrby"))
+        })
+        .collect()
+}
+
+type Results = HashMap<(usize, u32), Sample>;
+
+fn ratio(
+    results: &Results,
+    cases: &[Case],
+    index: usize,
+    pipeline: u32,
+    kind: Kind,
+) -> Option<f64> {
+    let family = cases[index].family;
+    let other = cases
+        .iter()
+        .position(|c| c.family == family && c.kind == kind)?;
+    Some(results[&(index, pipeline)].rps / results[&(other, pipeline)].rps)
+}
+
+fn report(cases: &[Case], results: &Results, memory: &[(i64, i64, i64)], version: &str) -> String {
+    let mut out = String::new();
+    let fmt_ratio = |r: Option<f64>| r.map_or("".to_string(), |r| format!("{r:.2}"));
+    writeln!(out, "# Benchmark results\n").unwrap();
+    writeln!(
+        out,
+        "Redis {version}, `redis-benchmark -c {CLIENTS} -r {KEYSPACE}`, median of {ROUNDS} interleaved rounds, \
+         100k requests at -P 1 and 400k at -P 16, on one 2-core machine (the benchmark client shares it). \
+         Ratios are within one run; absolute numbers are not comparable across machines.\n"
+    )
+    .unwrap();
+    writeln!(out, "| command | rps -P 1 | × ceiling -P 1 | rps -P 16 | × ceiling -P 16 | × EVALSHA -P 16 | × FCALL -P 16 | usec/call | main-thread CPU µs/req -P 16 |").unwrap();
+    writeln!(out, "|---|---|---|---|---|---|---|---|---|").unwrap();
+    for (i, case) in cases.iter().enumerate() {
+        let native = case.kind == Kind::Native;
+        writeln!(
+            out,
+            "| {} | {:.0} | {} | {:.0} | {} | {} | {} | {:.2} | {:.2} |",
+            case.name,
+            results[&(i, 1)].rps,
+            fmt_ratio(ratio(results, cases, i, 1, Kind::Ceiling)),
+            results[&(i, 16)].rps,
+            fmt_ratio(ratio(results, cases, i, 16, Kind::Ceiling)),
+            if native {
+                fmt_ratio(ratio(results, cases, i, 16, Kind::EvalSha))
+            } else {
+                String::new()
+            },
+            if native {
+                fmt_ratio(ratio(results, cases, i, 16, Kind::FCall))
+            } else {
+                String::new()
+            },
+            results[&(i, 16)].usec_per_call,
+            results[&(i, 16)].cpu_us_per_request,
+        )
+        .unwrap();
+    }
+    let find = |family| {
+        cases
+            .iter()
+            .position(|c| c.family == family && c.kind == Kind::Native)
+            .unwrap()
+    };
+    let check = |name: &str, value: Option<f64>, target: f64| {
+        let value = value.unwrap_or(f64::NAN);
+        format!(
+            "| {name} | {value:.2} | ≥ {target:.2} | {} |",
+            if value >= target {
+                "met"
+            } else {
+                "**not met**"
+            }
+        )
+    };
+    writeln!(
+        out,
+        "\n## Targets (same run)\n\n| target | measured | wanted | |\n|---|---|---|---|"
+    )
+    .unwrap();
+    let (incr, decr, issue) = (
+        find(Family::IncrCheck),
+        find(Family::DecrClamp),
+        find(Family::CouponIssue),
+    );
+    for line in [
+        check(
+            "MON.INCRCHECK / INCRBY, -P 16",
+            ratio(results, cases, incr, 16, Kind::Ceiling),
+            0.90,
+        ),
+        check(
+            "MON.INCRCHECK / EVALSHA twin, -P 16",
+            ratio(results, cases, incr, 16, Kind::EvalSha),
+            3.0,
+        ),
+        check(
+            "MON.DECRCLAMP / INCRBY, -P 16",
+            ratio(results, cases, decr, 16, Kind::Ceiling),
+            0.90,
+        ),
+        check(
+            "COUPON.ISSUE (issuing) / SADD, -P 16",
+            ratio(results, cases, issue, 16, Kind::Ceiling),
+            0.80,
+        ),
+        check(
+            "MON.INCRCHECK / INCRBY, -P 1",
+            ratio(results, cases, incr, 1, Kind::Ceiling),
+            0.95,
+        ),
+        check(
+            "MON.DECRCLAMP / INCRBY, -P 1",
+            ratio(results, cases, decr, 1, Kind::Ceiling),
+            0.95,
+        ),
+        check(
+            "COUPON.ISSUE (issuing) / SADD, -P 1",
+            ratio(results, cases, issue, 1, Kind::Ceiling),
+            0.95,
+        ),
+    ] {
+        writeln!(out, "{line}").unwrap();
+    }
+    writeln!(out, "\n## Memory per counter (`MEMORY USAGE`, bytes)\n\n| value | MON.INCRCHECK | INCRBY + EXPIRE |\n|---|---|---|").unwrap();
+    for (value, native, incrby) in memory {
+        writeln!(out, "| {value} | {native} | {incrby} |").unwrap();
+    }
+    writeln!(
+        out,
+        "\n![throughput at -P 16 relative to the ceiling](chart.svg)"
+    )
+    .unwrap();
+    out
+}
+
+/// Horizontal bars: each family's ceiling, native command and Lua twins at
+/// -P 16, relative to the ceiling.
+fn chart(cases: &[Case], results: &Results) -> String {
+    let (row, label_width, bar_width) = (22, 300, 420);
+    let height = 40 + cases.len() * row + 30;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <text x=\"10\" y=\"20\" font-size=\"14\">Throughput at -P 16, relative to the ceiling (INCRBY / SADD)</text>\n",
+        label_width + bar_width + 80
+    );
+    for (i, case) in cases.iter().enumerate() {
+        let ratio = ratio(results, cases, i, 16, Kind::Ceiling).unwrap_or(0.0);
+        let colour = match case.kind {
+            Kind::Ceiling => "#9e9e9e",
+            Kind::Native => "#2e7d32",
+            Kind::EvalSha => "#c62828",
+            Kind::FCall => "#ef6c00",
+        };
+        let y = 40 + i * row;
+        let width = (ratio.min(1.5) / 1.5 * bar_width as f64) as usize;
+        writeln!(
+            svg,
+            "<text x=\"10\" y=\"{}\">{}</text><rect x=\"{label_width}\" y=\"{y}\" width=\"{width}\" height=\"{}\" fill=\"{colour}\"/>\
+             <text x=\"{}\" y=\"{}\">{ratio:.2}</text>",
+            y + 14,
+            case.name,
+            row - 6,
+            label_width + width + 5,
+            y + 14
+        )
+        .unwrap();
+    }
+    let one = label_width + (bar_width as f64 / 1.5) as usize;
+    write!(
+        svg,
+        "<line x1=\"{one}\" y1=\"35\" x2=\"{one}\" y2=\"{}\" stroke=\"#000\" stroke-dasharray=\"4\"/>\n\
+         <text x=\"10\" y=\"{}\">grey: ceiling · green: native · red: EVALSHA · orange: FCALL · dashed line: 1.0</text>\n</svg>\n",
+        height - 25,
+        height - 8
+    )
+    .unwrap();
+    svg
+}
+
+fn main() {
+    let server = Server::with_args(&["--appendonly", "no"]);
+    let mut con = server.con();
+    let shas = setup(&mut con);
+    let cases = cases(&shas);
+    let version = info(&mut con, "server")
+        .lines()
+        .find_map(|l| l.strip_prefix("redis_version:"))
+        .unwrap_or("?")
+        .trim()
+        .to_string();
+
+    let mut samples: HashMap<(usize, u32), Vec<Sample>> = HashMap::new();
+    for round in 1..=ROUNDS {
+        for pipeline in PIPELINES {
+            for (i, case) in cases.iter().enumerate() {
+                let sample = run(&server, &mut con, case, pipeline);
+                eprintln!(
+                    "round {round} -P {pipeline:<2} {:<38} {:>10.0} rps",
+                    case.name, sample.rps
+                );
+                samples.entry((i, pipeline)).or_default().push(sample);
+            }
+        }
+    }
+    let results: Results = samples
+        .into_iter()
+        .map(|(at, runs)| {
+            let sample = Sample {
+                rps: median(runs.iter().map(|s| s.rps).collect()),
+                usec_per_call: median(runs.iter().map(|s| s.usec_per_call).collect()),
+                cpu_us_per_request: median(runs.iter().map(|s| s.cpu_us_per_request).collect()),
+            };
+            (at, sample)
+        })
+        .collect();
+
+    let report = report(&cases, &results, &memory(&mut con), &version);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench");
+    std::fs::write(dir.join("RESULTS.md"), &report).unwrap();
+    std::fs::write(dir.join("chart.svg"), chart(&cases, &results)).unwrap();
+    println!("{report}");
+}
