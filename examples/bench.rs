@@ -361,8 +361,16 @@ fn memory(con: &mut Connection) -> Vec<(i64, i64, i64)> {
         .collect()
 }
 
-type Results = HashMap<(usize, u32), Sample>;
+/// Every round's sample of each (case, pipeline), in round order.
+type Results = HashMap<(usize, u32), Vec<Sample>>;
 
+fn median_of(results: &Results, at: (usize, u32), field: fn(&Sample) -> f64) -> f64 {
+    median(results[&at].iter().map(field).collect())
+}
+
+/// The median over rounds of this case's rps over its family's `kind` rps
+/// in the same round: rounds are minutes apart on a noisy machine, so only
+/// neighbours are compared.
 fn ratio(
     results: &Results,
     cases: &[Case],
@@ -374,7 +382,13 @@ fn ratio(
     let other = cases
         .iter()
         .position(|c| c.family == family && c.kind == kind)?;
-    Some(results[&(index, pipeline)].rps / results[&(other, pipeline)].rps)
+    let (mine, theirs) = (&results[&(index, pipeline)], &results[&(other, pipeline)]);
+    Some(median(
+        mine.iter()
+            .zip(theirs)
+            .map(|(a, b)| a.rps / b.rps)
+            .collect(),
+    ))
 }
 
 fn report(cases: &[Case], results: &Results, memory: &[(i64, i64, i64)], version: &str) -> String {
@@ -383,7 +397,8 @@ fn report(cases: &[Case], results: &Results, memory: &[(i64, i64, i64)], version
     writeln!(out, "# Benchmark results\n").unwrap();
     writeln!(
         out,
-        "Redis {version}, `redis-benchmark -c {CLIENTS} -r {KEYSPACE}`, median of {ROUNDS} interleaved rounds, \
+        "Redis {version}, `redis-benchmark -c {CLIENTS} -r {KEYSPACE}`, {ROUNDS} interleaved rounds: rps, usec and CPU \
+         are medians, ratios the median of each round's ratio, \
          100k requests at -P 1 and 400k at -P 16, on one 2-core machine (the benchmark client shares it). \
          Ratios are within one run; absolute numbers are not comparable across machines.\n"
     )
@@ -396,9 +411,9 @@ fn report(cases: &[Case], results: &Results, memory: &[(i64, i64, i64)], version
             out,
             "| {} | {:.0} | {} | {:.0} | {} | {} | {} | {:.2} | {:.2} |",
             case.name,
-            results[&(i, 1)].rps,
+            median_of(results, (i, 1), |s| s.rps),
             fmt_ratio(ratio(results, cases, i, 1, Kind::Ceiling)),
-            results[&(i, 16)].rps,
+            median_of(results, (i, 16), |s| s.rps),
             fmt_ratio(ratio(results, cases, i, 16, Kind::Ceiling)),
             if native {
                 fmt_ratio(ratio(results, cases, i, 16, Kind::EvalSha))
@@ -410,8 +425,8 @@ fn report(cases: &[Case], results: &Results, memory: &[(i64, i64, i64)], version
             } else {
                 String::new()
             },
-            results[&(i, 16)].usec_per_call,
-            results[&(i, 16)].cpu_us_per_request,
+            median_of(results, (i, 16), |s| s.usec_per_call),
+            median_of(results, (i, 16), |s| s.cpu_us_per_request),
         )
         .unwrap();
     }
@@ -537,6 +552,23 @@ fn chart(cases: &[Case], results: &Results) -> String {
     svg
 }
 
+/// Instructions per request under callgrind (bench/profile.sh): a count
+/// that does not move with the machine's noise.
+fn profile() -> String {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/profile.sh");
+    let output = Command::new(script).output().expect("bench/profile.sh");
+    if !output.status.success() {
+        return format!(
+            "\n(callgrind profile failed: {})\n",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    format!(
+        "\n## Server cost per request, counted by callgrind\n\n{}",
+        String::from_utf8_lossy(&output.stdout)
+    )
+}
+
 fn main() {
     let server = Server::with_args(&["--appendonly", "no"]);
     let mut con = server.con();
@@ -549,7 +581,7 @@ fn main() {
         .trim()
         .to_string();
 
-    let mut samples: HashMap<(usize, u32), Vec<Sample>> = HashMap::new();
+    let mut samples: Results = HashMap::new();
     for round in 1..=ROUNDS {
         for pipeline in PIPELINES {
             for (i, case) in cases.iter().enumerate() {
@@ -562,19 +594,9 @@ fn main() {
             }
         }
     }
-    let results: Results = samples
-        .into_iter()
-        .map(|(at, runs)| {
-            let sample = Sample {
-                rps: median(runs.iter().map(|s| s.rps).collect()),
-                usec_per_call: median(runs.iter().map(|s| s.usec_per_call).collect()),
-                cpu_us_per_request: median(runs.iter().map(|s| s.cpu_us_per_request).collect()),
-            };
-            (at, sample)
-        })
-        .collect();
-
-    let report = report(&cases, &results, &memory(&mut con), &version);
+    let results = samples;
+    let mut report = report(&cases, &results, &memory(&mut con), &version);
+    report.push_str(&profile());
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench");
     std::fs::write(dir.join("RESULTS.md"), &report).unwrap();
     std::fs::write(dir.join("chart.svg"), chart(&cases, &results)).unwrap();

@@ -15,10 +15,12 @@ mod stats;
 mod store;
 
 /// Module start: no implicit WATCH signals (a no-op must not disturb
-/// `WATCH`; real writes signal explicitly), then the commands.
+/// `WATCH`; real writes signal explicitly), then the commands. The one
+/// module argument, `test-panic-command`, adds a command that panics on
+/// purpose (for tests only).
 // Unit tests build without the module block that calls this.
 #[cfg_attr(test, allow(dead_code))]
-fn init(ctx: &redis_module::Context, _args: &[redis_module::RedisString]) -> redis_module::Status {
+fn init(ctx: &redis_module::Context, args: &[redis_module::RedisString]) -> redis_module::Status {
     use redis_module::raw;
     // SAFETY: called once from OnLoad with the load context.
     unsafe {
@@ -27,7 +29,18 @@ fn init(ctx: &redis_module::Context, _args: &[redis_module::RedisString]) -> red
             raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as i32,
         );
     }
-    match registry::register(ctx.ctx) {
+    let mut with_panic_command = false;
+    for arg in args {
+        match arg.as_slice() {
+            b"test-panic-command" => with_panic_command = true,
+            other => {
+                let other = String::from_utf8_lossy(other);
+                ctx.log_warning(&format!("redis-guard: unknown module argument '{other}'"));
+                return redis_module::Status::Err;
+            }
+        }
+    }
+    match registry::register(ctx.ctx, with_panic_command) {
         Ok(()) => redis_module::Status::Ok,
         Err(message) => {
             ctx.log_warning(&format!("redis-guard: {message}"));

@@ -8,8 +8,8 @@ use std::ptr;
 use redis_module::raw;
 
 use crate::commands::coupon::{IssueCommand, RevokeCommand};
-use crate::commands::entry;
 use crate::commands::mon::{DecrClampCommand, IncrCheckCommand};
+use crate::commands::{entry, PanicCommand};
 
 type Callback =
     extern "C" fn(*mut raw::RedisModuleCtx, *mut *mut raw::RedisModuleString, c_int) -> c_int;
@@ -113,6 +113,19 @@ static SPECS: [Spec; 4] = [
         },
 ];
 
+/// Registered only when the module is loaded with `test-panic-command`:
+/// it panics on purpose, so tests can prove a panic becomes an error reply.
+static PANIC_SPEC: Spec = Spec {
+    name: c"guard.test-panic",
+    callback: entry::<PanicCommand>,
+    flags: c"write fast",
+    arity: 2,
+    key_flags: READ_WRITE | raw::REDISMODULE_CMD_KEY_UPDATE,
+    summary: c"Test only: panics inside a command handler.",
+    complexity: c"O(1)",
+    args: &[key()],
+};
+
 const INFO_VERSION: raw::RedisModuleCommandInfoVersion = raw::RedisModuleCommandInfoVersion {
     version: 1,
     sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
@@ -122,8 +135,9 @@ const INFO_VERSION: raw::RedisModuleCommandInfoVersion = raw::RedisModuleCommand
 
 /// Creates every command with its key at argv[1] (first = last = 1), then
 /// attaches key specs, arity and docs. Redis copies what it is given.
-pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
-    for spec in &SPECS {
+pub fn register(ctx: *mut raw::RedisModuleCtx, with_panic_command: bool) -> Result<(), String> {
+    let test_only = with_panic_command.then_some(&PANIC_SPEC);
+    for spec in SPECS.iter().chain(test_only) {
         let name = spec.name.to_string_lossy();
         // SAFETY: strings are NUL-terminated statics; ctx is the load context.
         unsafe {

@@ -38,6 +38,16 @@ pub extern "C" fn entry<C: Command>(
     raw::REDISMODULE_OK as c_int
 }
 
+/// `GUARD.TEST-PANIC key`: exists only when the module is loaded with
+/// `test-panic-command`, to prove that a panic cannot take Redis down.
+pub struct PanicCommand;
+
+impl Command for PanicCommand {
+    fn run(_ctx: Ctx, _argv: &[Arg]) -> CommandResult {
+        panic!("guard.test-panic: a deliberate panic");
+    }
+}
+
 fn send(ctx: Ctx, result: CommandResult) {
     // SAFETY: replying on the command's own context.
     unsafe {

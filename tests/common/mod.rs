@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use redis::{Connection, Value};
+use redis::{Connection, ConnectionLike, Value};
 
 pub mod crowd;
 
@@ -52,6 +52,7 @@ fn fresh_dir() -> PathBuf {
 pub struct Server {
     pub port: u16,
     dir: PathBuf,
+    module_args: Vec<String>,
     extra: Vec<String>,
     child: Option<Child>,
 }
@@ -62,9 +63,15 @@ impl Server {
     }
 
     pub fn with_args(extra: &[&str]) -> Server {
+        Server::with_module_args(&[], extra)
+    }
+
+    /// `module_args` follow the module's path on `--loadmodule`.
+    pub fn with_module_args(module_args: &[&str], extra: &[&str]) -> Server {
         let mut server = Server {
             port: 0,
             dir: fresh_dir(),
+            module_args: module_args.iter().map(|s| s.to_string()).collect(),
             extra: extra.iter().map(|s| s.to_string()).collect(),
             child: None,
         };
@@ -116,6 +123,7 @@ impl Server {
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .arg("--loadmodule")
             .arg(module_path())
+            .args(&self.module_args)
             .arg("--dir")
             .arg(&self.dir)
             .args([
@@ -203,6 +211,14 @@ impl Server {
         }
     }
 
+    /// Kills the process outright (SIGKILL), as a crash or a lost machine.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
     /// Is the process still alive (it would not be after a crash)?
     pub fn alive(&mut self) -> bool {
         matches!(self.child.as_mut().map(|c| c.try_wait()), Some(Ok(None)))
@@ -211,10 +227,7 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -295,7 +308,7 @@ pub fn assert_error_changes_nothing(
 
 /// `[current, level]` from MON.INCRCHECK.
 pub fn incrcheck(
-    con: &mut Connection,
+    con: &mut impl ConnectionLike,
     key: &str,
     increment: i64,
     window: i64,
@@ -310,7 +323,7 @@ pub fn incrcheck(
         .unwrap()
 }
 
-pub fn decrclamp(con: &mut Connection, key: &str, amount: i64) -> i64 {
+pub fn decrclamp(con: &mut impl ConnectionLike, key: &str, amount: i64) -> i64 {
     redis::cmd("MON.DECRCLAMP")
         .arg(key)
         .arg(amount)
@@ -318,7 +331,7 @@ pub fn decrclamp(con: &mut Connection, key: &str, amount: i64) -> i64 {
         .unwrap()
 }
 
-pub fn issue(con: &mut Connection, key: &str, user: &str, limit: i64) -> i64 {
+pub fn issue(con: &mut impl ConnectionLike, key: &str, user: &str, limit: i64) -> i64 {
     redis::cmd("COUPON.ISSUE")
         .arg(key)
         .arg(user)
@@ -327,7 +340,7 @@ pub fn issue(con: &mut Connection, key: &str, user: &str, limit: i64) -> i64 {
         .unwrap()
 }
 
-pub fn revoke(con: &mut Connection, key: &str, user: &str) -> i64 {
+pub fn revoke(con: &mut impl ConnectionLike, key: &str, user: &str) -> i64 {
     redis::cmd("COUPON.REVOKE")
         .arg(key)
         .arg(user)
@@ -335,7 +348,7 @@ pub fn revoke(con: &mut Connection, key: &str, user: &str) -> i64 {
         .unwrap()
 }
 
-pub fn pexpiretime(con: &mut Connection, key: &str) -> i64 {
+pub fn pexpiretime(con: &mut impl ConnectionLike, key: &str) -> i64 {
     redis::cmd("PEXPIRETIME").arg(key).query(con).unwrap()
 }
 

@@ -1,0 +1,356 @@
+//! A real Redis Cluster: 3 primaries + 3 replicas on loopback, the module on
+//! every node. Routing through a cluster-aware client, MOVED from the wrong
+//! node, hash tags, and failovers (manual, then a killed primary) that keep
+//! every write acknowledged with WAIT.
+
+mod common;
+
+use std::collections::HashMap;
+use std::process::Command;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::*;
+use redis::Connection;
+
+struct Cluster {
+    nodes: Vec<Server>,
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        let nodes: Vec<Server> = (0..6)
+            .map(|_| {
+                Server::with_args(&[
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "2000",
+                ])
+            })
+            .collect();
+        let addresses: Vec<String> = nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        let status = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(&addresses)
+            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "redis-cli --cluster create failed");
+        let cluster = Cluster { nodes };
+        for node in &cluster.nodes {
+            wait_for(
+                || cluster_info(node).contains("cluster_state:ok"),
+                "cluster_state:ok",
+            );
+        }
+        // Replicas must also have synced before failovers are meaningful.
+        for node in &cluster.nodes {
+            wait_for(
+                || {
+                    let info: String = redis::cmd("INFO")
+                        .arg("replication")
+                        .query(&mut node.con())
+                        .unwrap();
+                    info.contains("role:master") || info.contains("master_link_status:up")
+                },
+                "replicas in sync",
+            );
+        }
+        cluster
+    }
+
+    fn urls(&self) -> Vec<String> {
+        self.nodes.iter().map(Server::url).collect()
+    }
+
+    fn node_at(&self, port: u16) -> &Server {
+        self.nodes.iter().find(|n| n.port == port).unwrap()
+    }
+
+    /// The port of the node serving `slot` as primary.
+    fn primary_of(&self, slot: i64) -> u16 {
+        let slots: Vec<(i64, i64, Vec<redis::Value>)> = {
+            let raw: Vec<Vec<redis::Value>> = redis::cmd("CLUSTER")
+                .arg("SLOTS")
+                .query(&mut self.nodes[0].con())
+                .unwrap();
+            raw.into_iter()
+                .map(|entry| {
+                    let start: i64 = redis::from_redis_value(&entry[0]).unwrap();
+                    let end: i64 = redis::from_redis_value(&entry[1]).unwrap();
+                    let master: Vec<redis::Value> = redis::from_redis_value(&entry[2]).unwrap();
+                    (start, end, master)
+                })
+                .collect()
+        };
+        let (_, _, master) = slots
+            .iter()
+            .find(|(start, end, _)| (*start..=*end).contains(&slot))
+            .unwrap();
+        redis::from_redis_value::<i64>(&master[1]).unwrap() as u16
+    }
+}
+
+fn cluster_info(node: &Server) -> String {
+    redis::cmd("CLUSTER")
+        .arg("INFO")
+        .query(&mut node.con())
+        .unwrap_or_default()
+}
+
+fn wait_for(mut ready: impl FnMut() -> bool, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn slot(con: &mut Connection, key: &str) -> i64 {
+    redis::cmd("CLUSTER")
+        .arg("KEYSLOT")
+        .arg(key)
+        .query(con)
+        .unwrap()
+}
+
+#[test]
+fn cluster_routing_hash_tags_and_failover() {
+    let cluster = Cluster::start();
+    routes_every_command_to_the_owner(&cluster);
+    hash_tagged_keys_share_a_node(&cluster);
+    failovers_keep_acknowledged_writes(cluster);
+}
+
+fn routes_every_command_to_the_owner(cluster: &Cluster) {
+    let client = redis::cluster::ClusterClient::new(cluster.urls()).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let mut any = cluster.nodes[0].con();
+    let mut owners: HashMap<u16, usize> = HashMap::new();
+    for i in 0..300 {
+        let (counter, refund, coupon) = (
+            format!("orders:{i}"),
+            format!("refund:{i}"),
+            format!("coupon:{i}"),
+        );
+        assert_eq!(incrcheck(&mut con, &counter, 2, 600, &[2]), (2, 1));
+        let _: () = redis::cmd("SET")
+            .arg(&refund)
+            .arg(10)
+            .arg("EX")
+            .arg(600)
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(decrclamp(&mut con, &refund, 15), 0);
+        assert_eq!(issue(&mut con, &coupon, "alice", 1), 1);
+        assert_eq!(issue(&mut con, &coupon, "bob", 1), -2);
+        assert_eq!(revoke(&mut con, &coupon, "alice"), 1);
+        assert_eq!(issue(&mut con, &coupon, "bob", 1), 1);
+
+        // The data sits on the slot's owner, and any other node redirects.
+        let owner = cluster.primary_of(slot(&mut any, &counter));
+        *owners.entry(owner).or_default() += 1;
+        let value: Option<i64> = redis::cmd("GET")
+            .arg(&counter)
+            .query(&mut cluster.node_at(owner).con())
+            .unwrap();
+        assert_eq!(value, Some(2));
+        let other = cluster
+            .nodes
+            .iter()
+            .find(|n| n.port != owner && cluster_info(n).contains("cluster_state:ok"))
+            .unwrap();
+        let error = redis::cmd("MON.INCRCHECK")
+            .arg(&counter)
+            .arg(1)
+            .arg(60)
+            .arg(1)
+            .query::<redis::Value>(&mut other.con())
+            .unwrap_err();
+        assert_eq!(error.kind(), redis::ErrorKind::Moved, "{error}");
+    }
+    assert_eq!(
+        owners.len(),
+        3,
+        "keys spread over every primary: {owners:?}"
+    );
+}
+
+fn hash_tagged_keys_share_a_node(cluster: &Cluster) {
+    let client = redis::cluster::ClusterClient::new(cluster.urls()).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let mut any = cluster.nodes[0].con();
+    let (orders, amount) = ("{cust:42}:orders", "{cust:42}:amount");
+    assert_eq!(slot(&mut any, orders), slot(&mut any, amount));
+    assert_eq!(incrcheck(&mut con, orders, 1, 600, &[1]), (1, 1));
+    assert_eq!(incrcheck(&mut con, amount, 7500, 600, &[10000]), (7500, 0));
+    let owner = cluster.node_at(cluster.primary_of(slot(&mut any, orders)));
+    let both: Vec<Option<i64>> = redis::cmd("MGET")
+        .arg(orders)
+        .arg(amount)
+        .query(&mut owner.con())
+        .unwrap();
+    assert_eq!(both, [Some(1), Some(7500)]);
+}
+
+/// Values, members (sorted: a set's internal order may differ between
+/// nodes) and absolute expiries of `keys` on one node.
+fn state(con: &mut Connection, keys: &[String]) -> Vec<(String, Vec<String>, i64)> {
+    keys.iter()
+        .map(|key| {
+            let key_type: String = redis::cmd("TYPE").arg(key).query(con).unwrap();
+            let mut contents: Vec<String> = match key_type.as_str() {
+                "string" => vec![redis::cmd("GET").arg(key).query(con).unwrap()],
+                "set" => redis::cmd("SMEMBERS").arg(key).query(con).unwrap(),
+                other => panic!("{key} is a {other}"),
+            };
+            contents.sort();
+            (key_type, contents, pexpiretime(con, key))
+        })
+        .collect()
+}
+
+fn replica_of(cluster: &Cluster, primary: u16) -> u16 {
+    let nodes: String = redis::cmd("CLUSTER")
+        .arg("NODES")
+        .query(&mut cluster.node_at(primary).con())
+        .unwrap();
+    let primary_id = nodes
+        .lines()
+        .find(|l| l.contains("myself"))
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    let line = nodes
+        .lines()
+        .find(|l| l.contains("slave") && l.contains(&primary_id))
+        .expect("a replica");
+    let address = line.split(' ').nth(1).unwrap();
+    address.split(['@', ':']).nth(1).unwrap().parse().unwrap()
+}
+
+fn is_primary(node: &Server) -> bool {
+    let info: String = redis::cmd("INFO")
+        .arg("replication")
+        .query(&mut node.con())
+        .unwrap_or_default();
+    info.contains("role:master")
+}
+
+/// Writes through the module to `keys` on `port` and has them acknowledged
+/// by the replica with WAIT.
+fn acknowledged_writes(node: &Server, keys: &[String]) {
+    let mut con = node.con();
+    for key in keys {
+        if key.starts_with("fo:counter") {
+            incrcheck(&mut con, key, 1, 600, &[100]);
+        } else if key.starts_with("fo:refund") {
+            let exists: i64 = redis::cmd("EXISTS").arg(key).query(&mut con).unwrap();
+            if exists == 0 {
+                let _: () = redis::cmd("SET")
+                    .arg(key)
+                    .arg(1000)
+                    .arg("EX")
+                    .arg(600)
+                    .query(&mut con)
+                    .unwrap();
+            }
+            decrclamp(&mut con, key, 7);
+        } else {
+            let issued: i64 = redis::cmd("SCARD").arg(key).query(&mut con).unwrap();
+            issue(&mut con, key, &format!("user-{issued}"), 100);
+        }
+    }
+    let acked: i64 = redis::cmd("WAIT").arg(1).arg(5000).query(&mut con).unwrap();
+    assert_eq!(acked, 1, "the replica acknowledged the writes");
+}
+
+fn failovers_keep_acknowledged_writes(mut cluster: Cluster) {
+    let mut any = cluster.nodes[0].con();
+    let first_primary = cluster.primary_of(0);
+    // Keys owned by that primary, one family each.
+    let mut keys = Vec::new();
+    for family in ["fo:counter", "fo:refund", "fo:coupon"] {
+        let mut found = 0;
+        for i in 0.. {
+            let key = format!("{family}:{i}");
+            if cluster.primary_of(slot(&mut any, &key)) == first_primary {
+                keys.push(key);
+                found += 1;
+                if found == 5 {
+                    break;
+                }
+            }
+        }
+    }
+    acknowledged_writes(cluster.node_at(first_primary), &keys);
+    let before = state(&mut cluster.node_at(first_primary).con(), &keys);
+
+    // 1. A manual failover: the replica takes over with everything.
+    let second_primary = replica_of(&cluster, first_primary);
+    let _: () = redis::cmd("CLUSTER")
+        .arg("FAILOVER")
+        .query(&mut cluster.node_at(second_primary).con())
+        .unwrap();
+    wait_for(
+        || is_primary(cluster.node_at(second_primary)),
+        "manual failover",
+    );
+    assert_eq!(
+        state(&mut cluster.node_at(second_primary).con(), &keys),
+        before
+    );
+    // The promoted node keeps counting in the same window.
+    let mut con = cluster.node_at(second_primary).con();
+    let expiry = pexpiretime(&mut con, &keys[0]);
+    let value: i64 = redis::cmd("GET").arg(&keys[0]).query(&mut con).unwrap();
+    assert_eq!(incrcheck(&mut con, &keys[0], 1, 600, &[100]).0, value + 1);
+    assert_eq!(pexpiretime(&mut con, &keys[0]), expiry);
+
+    // 2. The old primary is now its replica; kill the new primary outright.
+    wait_for(
+        || {
+            let info: String = redis::cmd("INFO")
+                .arg("replication")
+                .query(&mut cluster.node_at(first_primary).con())
+                .unwrap();
+            info.contains("master_link_status:up")
+        },
+        "old primary following the new one",
+    );
+    acknowledged_writes(cluster.node_at(second_primary), &keys);
+    let before = state(&mut cluster.node_at(second_primary).con(), &keys);
+    let victim = cluster
+        .nodes
+        .iter()
+        .position(|n| n.port == second_primary)
+        .unwrap();
+    cluster.nodes[victim].kill();
+    wait_for(
+        || is_primary(cluster.node_at(first_primary)),
+        "failover after a killed primary",
+    );
+    let mut con = cluster.node_at(first_primary).con();
+    assert_eq!(
+        state(&mut con, &keys),
+        before,
+        "every acknowledged write survived"
+    );
+    let expiry = pexpiretime(&mut con, &keys[0]);
+    let value: i64 = redis::cmd("GET").arg(&keys[0]).query(&mut con).unwrap();
+    assert_eq!(incrcheck(&mut con, &keys[0], 1, 600, &[100]).0, value + 1);
+    assert_eq!(
+        pexpiretime(&mut con, &keys[0]),
+        expiry,
+        "same window after the failover"
+    );
+}

@@ -1,0 +1,330 @@
+//! A seeded, reproducible random caller against a live server: random
+//! arity, random bytes (NUL included), boundary integers, 1 MB arguments,
+//! keys of every type with and without TTL. After every call the server
+//! answers PING, an error left the key exactly as it was, and the replies
+//! keep their invariants. `make test` makes 20k calls; `make fuzz` 1M
+//! (GUARD_FUZZ_CALLS, GUARD_FUZZ_SEED). A failure prints seed and call.
+
+mod common;
+
+use common::*;
+use redis::{Connection, Value};
+
+/// xorshift64*: reproducible from the seed alone.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn chance(&mut self, one_in: usize) -> bool {
+        self.below(one_in) == 0
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+const COMMANDS: [&str; 4] = [
+    "MON.INCRCHECK",
+    "MON.DECRCLAMP",
+    "COUPON.ISSUE",
+    "COUPON.REVOKE",
+];
+
+/// Keys of every type, with and without TTL (long ones: nothing may expire
+/// between a call and the checks after it).
+const KEYS: [&str; 12] = [
+    "int", "int:ttl", "neg", "max", "min", "text", "list", "hash", "set", "set:ttl", "zset",
+    "missing",
+];
+
+fn fixture(con: &mut Connection) {
+    let script = "redis.call('FLUSHALL') \
+        redis.call('SET', 'int', 10) \
+        redis.call('SET', 'int:ttl', 10, 'EX', 100000) \
+        redis.call('SET', 'neg', -5) \
+        redis.call('SET', 'max', '9223372036854775807') \
+        redis.call('SET', 'min', '-9223372036854775808') \
+        redis.call('SET', 'text', 'hello\\0world') \
+        redis.call('RPUSH', 'list', 'a') \
+        redis.call('HSET', 'hash', 'f', 'v') \
+        redis.call('SADD', 'set', 'alice', 'bob') \
+        redis.call('SADD', 'set:ttl', 'carol') redis.call('EXPIRE', 'set:ttl', 100000) \
+        redis.call('ZADD', 'zset', 1, 'a') \
+        return 1";
+    let _: i64 = redis::cmd("EVAL").arg(script).arg(0).query(con).unwrap();
+    let _: String = redis::cmd("XADD")
+        .arg("stream")
+        .arg("*")
+        .arg("f")
+        .arg("v")
+        .query(con)
+        .unwrap();
+}
+
+const INTEGERS: [&str; 24] = [
+    "0",
+    "-0",
+    "1",
+    "-1",
+    "2",
+    "5",
+    "100",
+    "+5",
+    " 5",
+    "5 ",
+    "05",
+    "1.5",
+    "1e3",
+    "9223372036854775807",
+    "9223372036854775806",
+    "-9223372036854775808",
+    "-9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775809",
+    "99999999999999999999",
+    "",
+    "abc",
+    "0x10",
+    "5\0",
+];
+
+/// Windows: boundary values, but no small positive ones that could expire
+/// a key between a call and its checks.
+const WINDOWS: [&str; 10] = [
+    "0",
+    "-1",
+    "3600",
+    "86400",
+    "9223372036854775",
+    "9223372036854775807",
+    "+3600",
+    "03600",
+    "",
+    "3600.0",
+];
+
+fn random_bytes(rng: &mut Rng) -> Vec<u8> {
+    if rng.chance(500) {
+        return vec![b'7'; 1 << 20];
+    }
+    let len = rng.below(12);
+    (0..len).map(|_| rng.next() as u8).collect()
+}
+
+fn integer(rng: &mut Rng) -> Vec<u8> {
+    if rng.chance(5) {
+        random_bytes(rng)
+    } else {
+        rng.pick(&INTEGERS).as_bytes().to_vec()
+    }
+}
+
+fn user(rng: &mut Rng) -> Vec<u8> {
+    match rng.below(4) {
+        0 => Vec::new(),
+        1 => random_bytes(rng),
+        _ => rng
+            .pick(&["alice", "bob", "carol", "dave"])
+            .as_bytes()
+            .to_vec(),
+    }
+}
+
+/// One random call: usually the right shape with doubtful values,
+/// sometimes any number of arbitrary arguments.
+fn random_call(rng: &mut Rng) -> Vec<Vec<u8>> {
+    let command = *rng.pick(&COMMANDS);
+    let key = if rng.chance(20) {
+        random_bytes(rng)
+    } else {
+        rng.pick(&KEYS).as_bytes().to_vec()
+    };
+    let mut call = vec![command.as_bytes().to_vec(), key];
+    if rng.chance(10) {
+        for _ in 0..rng.below(7) {
+            call.push(random_bytes(rng));
+        }
+        return call;
+    }
+    match command {
+        "MON.INCRCHECK" => {
+            call.push(integer(rng));
+            call.push(if rng.chance(5) {
+                integer(rng)
+            } else {
+                rng.pick(&WINDOWS).as_bytes().to_vec()
+            });
+            let count = if rng.chance(20) { 33 } else { 1 + rng.below(4) };
+            let mut threshold = 0i64;
+            for _ in 0..count {
+                if rng.chance(6) {
+                    call.push(integer(rng));
+                } else {
+                    threshold += 1 + rng.below(20) as i64;
+                    call.push(threshold.to_string().into_bytes());
+                }
+            }
+        }
+        "MON.DECRCLAMP" => call.push(integer(rng)),
+        "COUPON.ISSUE" => {
+            call.push(user(rng));
+            call.push(integer(rng));
+        }
+        _ => call.push(user(rng)),
+    }
+    call
+}
+
+fn describe(call: &[Vec<u8>]) -> String {
+    call.iter()
+        .map(|arg| {
+            let text = String::from_utf8_lossy(&arg[..arg.len().min(40)]).into_owned();
+            if arg.len() > 40 {
+                format!("{text:?}...({} bytes)", arg.len())
+            } else {
+                format!("{text:?}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// TYPE, DUMP and PEXPIRETIME of a key in one round trip.
+fn key_state(con: &mut Connection, key: &[u8]) -> Value {
+    let script = "return {redis.call('TYPE', KEYS[1])['ok'], redis.call('DUMP', KEYS[1]), redis.call('PEXPIRETIME', KEYS[1])}";
+    redis::cmd("EVAL")
+        .arg(script)
+        .arg(1)
+        .arg(key)
+        .query(con)
+        .unwrap()
+}
+
+fn integer_of(args: &[u8]) -> Option<i64> {
+    std::str::from_utf8(args).ok()?.parse().ok()
+}
+
+/// The reply's invariants, checked against the key after a success.
+fn check_reply(con: &mut Connection, call: &[Vec<u8>], reply: &Value) -> Result<(), String> {
+    let key = &call[1];
+    let stored = |con: &mut Connection| -> Option<i64> {
+        redis::cmd("GET").arg(key).query(con).ok().flatten()
+    };
+    match (call[0].as_slice(), reply) {
+        (b"MON.INCRCHECK", Value::Array(pair)) => {
+            let (Value::Int(current), Value::Int(level)) = (&pair[0], &pair[1]) else {
+                return Err(format!("reply {reply:?}"));
+            };
+            let thresholds = call.len() as i64 - 4;
+            if !(0..=thresholds).contains(level) || stored(con) != Some(*current) {
+                return Err(format!("reply {reply:?} but GET {:?}", stored(con)));
+            }
+        }
+        (b"MON.DECRCLAMP", Value::Int(value)) => {
+            if *value < 0 || (*value > 0 && stored(con) != Some(*value)) {
+                return Err(format!("refund replied {value}, GET {:?}", stored(con)));
+            }
+        }
+        (b"COUPON.ISSUE", Value::Int(rank)) => {
+            let limit = integer_of(&call[3]).ok_or("a success with a bad limit")?;
+            let size: i64 = redis::cmd("SCARD")
+                .arg(key)
+                .query(con)
+                .map_err(|e| e.to_string())?;
+            let holds: bool = redis::cmd("SISMEMBER")
+                .arg(key)
+                .arg(&call[2])
+                .query(con)
+                .map_err(|e| e.to_string())?;
+            let fine = match *rank {
+                -1 => holds,
+                -2 => size >= limit && !holds,
+                n => n >= 1 && n <= limit && n == size && holds,
+            };
+            if !fine {
+                return Err(format!(
+                    "rank {rank}, limit {limit}, SCARD {size}, member {holds}"
+                ));
+            }
+        }
+        (b"COUPON.REVOKE", Value::Int(0 | 1)) => {}
+        _ => return Err(format!("unexpected reply {reply:?}")),
+    }
+    Ok(())
+}
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn random_calls_never_crash_and_errors_change_nothing() {
+    let calls = env_or("GUARD_FUZZ_CALLS", 20_000);
+    let seed = env_or("GUARD_FUZZ_SEED", 0x6a09_e667_f3bc_c908);
+    let mut rng = Rng(seed | 1);
+    let mut server = Server::with_args(&["--appendonly", "no"]);
+    let mut con = server.con();
+    let (mut errors, mut successes) = (0u64, 0u64);
+    for n in 0..calls {
+        if n % 2_000 == 0 {
+            fixture(&mut con);
+        }
+        let call = random_call(&mut rng);
+        let fail = |why: String| -> ! {
+            panic!(
+                "fuzz failure: seed {seed:#x}, call #{n}: {}\n{why}",
+                describe(&call)
+            )
+        };
+        let before = key_state(&mut con, &call[1]);
+        let mut command = redis::cmd(std::str::from_utf8(&call[0]).unwrap());
+        for arg in &call[1..] {
+            command.arg(arg.as_slice());
+        }
+        let reply = command.query::<Value>(&mut con);
+        match redis::cmd("PING").query::<String>(&mut con) {
+            Ok(pong) if pong == "PONG" && server.alive() => {}
+            other => fail(format!("server gone: {other:?}")),
+        }
+        match reply {
+            Err(error) => {
+                errors += 1;
+                let text = error.to_string();
+                if !(text.contains("ERR") || text.contains("WRONGTYPE") || error.code().is_some()) {
+                    fail(format!("not a standard error: {text}"));
+                }
+                let after = key_state(&mut con, &call[1]);
+                if before != after {
+                    fail(format!(
+                        "error {text} changed the key: {before:?} -> {after:?}"
+                    ));
+                }
+            }
+            Ok(reply) => {
+                successes += 1;
+                check_reply(&mut con, &call, &reply).unwrap_or_else(|why| fail(why));
+            }
+        }
+    }
+    println!(
+        "fuzz: seed {seed:#x}, {calls} calls, {successes} successes, {errors} errors, 0 crashes"
+    );
+    assert!(
+        successes > calls / 20 && errors > calls / 20,
+        "the generator must reach both paths"
+    );
+}

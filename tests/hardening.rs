@@ -1,0 +1,211 @@
+//! Nothing takes the server down: panics become error replies, OOM is
+//! refused like Redis's own writers refuse it, and memory stays flat.
+
+mod common;
+
+use std::process::{Command, Stdio};
+
+use common::*;
+use redis::Connection;
+
+#[test]
+fn a_panic_in_a_handler_becomes_an_error_reply() {
+    let mut server = Server::with_module_args(&["test-panic-command"], &[]);
+    let mut con = server.con();
+    let _: () = redis::cmd("SET").arg("k").arg(5).query(&mut con).unwrap();
+    for _ in 0..100 {
+        let error = redis::cmd("GUARD.TEST-PANIC")
+            .arg("k")
+            .query::<redis::Value>(&mut con)
+            .unwrap_err();
+        assert!(error.to_string().contains("panic"), "{error}");
+    }
+    assert!(server.alive());
+    let pong: String = redis::cmd("PING").query(&mut con).unwrap();
+    assert_eq!(pong, "PONG");
+    assert_eq!(incrcheck(&mut con, "k", 1, 60, &[6]), (6, 1));
+}
+
+#[test]
+fn the_panic_command_exists_only_when_asked_for() {
+    let server = Server::start();
+    let error = redis::cmd("GUARD.TEST-PANIC")
+        .arg("k")
+        .query::<redis::Value>(&mut server.con())
+        .unwrap_err();
+    assert!(
+        error.to_string().to_lowercase().contains("unknown command"),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_unknown_module_argument_refuses_to_load() {
+    let status = Command::new("redis-server")
+        .args(["--port", "0", "--save", ""])
+        .arg("--loadmodule")
+        .arg(module_path())
+        .arg("no-such-option")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(
+        !status.success(),
+        "redis-server must not start with a bad module argument"
+    );
+}
+
+fn oom_error(con: &mut Connection, args: &[&str]) -> Option<String> {
+    redis::cmd(args[0])
+        .arg(&args[1..])
+        .query::<redis::Value>(con)
+        .err()
+        .map(|e| e.code().unwrap_or("").to_string())
+}
+
+#[test]
+fn under_maxmemory_noeviction_writers_refuse_like_incrby_and_sadd() {
+    let server = Server::start();
+    let mut con = server.con();
+    let _: () = redis::cmd("SET")
+        .arg("counter")
+        .arg(10)
+        .query(&mut con)
+        .unwrap();
+    let _: i64 = redis::cmd("SADD")
+        .arg("drop")
+        .arg("alice")
+        .query(&mut con)
+        .unwrap();
+    let used = info_field(&mut con, "used_memory");
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-policy")
+        .arg("noeviction")
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg(used / 2)
+        .query(&mut con)
+        .unwrap();
+
+    let before = (
+        snapshot(&mut con, "counter"),
+        snapshot(&mut con, "drop"),
+        snapshot(&mut con, "fresh"),
+    );
+    // Redis's own writers first: the module must behave the same.
+    assert_eq!(
+        oom_error(&mut con, &["INCRBY", "counter", "1"]).as_deref(),
+        Some("OOM")
+    );
+    assert_eq!(
+        oom_error(&mut con, &["SADD", "drop", "bob"]).as_deref(),
+        Some("OOM")
+    );
+    assert_eq!(
+        oom_error(&mut con, &["MON.INCRCHECK", "counter", "1", "60", "5"]).as_deref(),
+        Some("OOM")
+    );
+    assert_eq!(
+        oom_error(&mut con, &["MON.INCRCHECK", "fresh", "1", "60", "5"]).as_deref(),
+        Some("OOM")
+    );
+    assert_eq!(
+        oom_error(&mut con, &["MON.DECRCLAMP", "counter", "1"]).as_deref(),
+        Some("OOM")
+    );
+    assert_eq!(
+        oom_error(&mut con, &["COUPON.ISSUE", "drop", "bob", "10"]).as_deref(),
+        Some("OOM")
+    );
+    let after = (
+        snapshot(&mut con, "counter"),
+        snapshot(&mut con, "drop"),
+        snapshot(&mut con, "fresh"),
+    );
+    assert_eq!(before, after);
+    // Like SREM, a revoke frees memory and stays allowed.
+    let _: i64 = redis::cmd("SREM")
+        .arg("drop")
+        .arg("nobody")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(revoke(&mut con, "drop", "alice"), 1);
+}
+
+/// Runs `rounds` rounds of every command on a fixed key set, each round
+/// ending in the state it started from, and returns the memory in use after.
+fn churn(con: &mut Connection, rounds: usize) -> i64 {
+    const BATCH: usize = 1000;
+    for round in 0..rounds.div_ceil(BATCH) {
+        let mut pipe = redis::pipe();
+        for i in 0..BATCH {
+            let (key, coupon, user) = (
+                format!("c:{}", i % 500),
+                format!("d:{}", i % 50),
+                format!("u:{}", i % 200),
+            );
+            pipe.cmd("MON.INCRCHECK")
+                .arg(&key)
+                .arg(3)
+                .arg(3600)
+                .arg(1)
+                .arg(1000)
+                .ignore();
+            pipe.cmd("MON.DECRCLAMP").arg(&key).arg(3).ignore();
+            pipe.cmd("COUPON.ISSUE")
+                .arg(&coupon)
+                .arg(&user)
+                .arg(1_000_000)
+                .ignore();
+            pipe.cmd("COUPON.REVOKE").arg(&coupon).arg(&user).ignore();
+        }
+        let _: () = pipe
+            .query(con)
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+    }
+    // The dataset part of used_memory: a module leak shows there, client
+    // buffers (which vary with the pipeline) do not.
+    info_field(con, "used_memory_dataset")
+}
+
+/// Calls per command for the memory check: `make test` runs 100k,
+/// `make soak` 1M (GUARD_SOAK_CALLS).
+fn soak_calls() -> usize {
+    std::env::var("GUARD_SOAK_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000)
+}
+
+#[test]
+fn valid_calls_leave_memory_flat() {
+    let server = Server::with_args(&["--appendonly", "no"]);
+    let mut con = server.con();
+    // Counters exist before the warm-up so every round returns to them.
+    for i in 0..500 {
+        let _: () = redis::cmd("SET")
+            .arg(format!("c:{i}"))
+            .arg(100)
+            .arg("EX")
+            .arg(3600)
+            .query(&mut con)
+            .unwrap();
+    }
+    let warm = churn(&mut con, 20_000);
+    let calls = soak_calls();
+    let after = churn(&mut con, calls);
+    let growth = after - warm;
+    println!(
+        "{calls} calls of each command: used_memory_dataset {warm} -> {after} ({growth:+} bytes)"
+    );
+    // A leak of even one byte per call would show as `calls` bytes.
+    assert!(
+        growth < (calls as i64) / 4,
+        "used_memory_dataset grew by {growth} bytes over {calls} calls of each command"
+    );
+}
