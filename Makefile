@@ -3,7 +3,7 @@ SHELL := /bin/bash
 MODULE := target/release/libredis_guard.so
 APT_PACKAGES := redis-server redis-tools libclang-dev
 
-.PHONY: all deps build run test lab bench profile lint clean
+.PHONY: all deps build run test lab bench profile fuzz soak lint clean
 
 all: build
 
@@ -47,6 +47,17 @@ bench: build
 # Instructions per request under callgrind, native vs INCRBY/SADD.
 profile: build
 	bench/profile.sh
+
+# The live-server fuzzer, long: 1M random calls, a fresh seed each run
+# (printed; rerun one with GUARD_FUZZ_SEED=...).
+fuzz: build
+	GUARD_FUZZ_CALLS=$${GUARD_FUZZ_CALLS:-1000000} GUARD_FUZZ_SEED=$${GUARD_FUZZ_SEED:-$$(date +%s)} \
+	  cargo test --release --test fuzz -- --nocapture
+
+# 1M valid calls of each command: used memory must stay flat.
+soak: build
+	GUARD_SOAK_CALLS=$${GUARD_SOAK_CALLS:-1000000} \
+	  cargo test --release --test hardening valid_calls_leave_memory_flat -- --nocapture
 
 lint:
 	cargo fmt --check

@@ -4,7 +4,7 @@
 //! propagation of its *effects*, keyspace events and `WATCH` signals.
 //!
 //! The module runs with `NO_IMPLICIT_SIGNAL_MODIFIED`, so opening a key for
-//! writing and changing nothing disturbs no `WATCH`; [`Key::written`] signals
+//! writing and changing nothing disturbs no `WATCH`; [`KeyRef::written`] signals
 //! the writes that happened.
 
 use std::ffi::CStr;
@@ -60,7 +60,7 @@ pub enum EventClass {
 }
 
 /// The server clock in unix ms, the base EXPIRE uses.
-pub fn now_ms(_ctx: Ctx) -> i64 {
+pub fn now_ms() -> i64 {
     // SAFETY: a plain API call with no arguments.
     unsafe { raw::RedisModule_Milliseconds.unwrap()() }
 }

@@ -122,16 +122,18 @@ fn random_bytes(rng: &mut Rng) -> Vec<u8> {
     (0..len).map(|_| rng.next() as u8).collect()
 }
 
+/// Half the time a small valid number, so that calls also get through to
+/// the success paths; otherwise a boundary value or arbitrary bytes.
 fn integer(rng: &mut Rng) -> Vec<u8> {
-    if rng.chance(5) {
-        random_bytes(rng)
-    } else {
-        rng.pick(&INTEGERS).as_bytes().to_vec()
+    match rng.below(10) {
+        0..=4 => (1 + rng.below(9)).to_string().into_bytes(),
+        5 => random_bytes(rng),
+        _ => rng.pick(&INTEGERS).as_bytes().to_vec(),
     }
 }
 
 fn user(rng: &mut Rng) -> Vec<u8> {
-    match rng.below(4) {
+    match rng.below(8) {
         0 => Vec::new(),
         1 => random_bytes(rng),
         _ => rng
@@ -160,15 +162,17 @@ fn random_call(rng: &mut Rng) -> Vec<Vec<u8>> {
     match command {
         "MON.INCRCHECK" => {
             call.push(integer(rng));
-            call.push(if rng.chance(5) {
-                integer(rng)
-            } else {
-                rng.pick(&WINDOWS).as_bytes().to_vec()
+            // Never a small window: a key must not expire between a call
+            // and the checks that follow it.
+            call.push(match rng.below(4) {
+                0 => rng.pick(&WINDOWS).as_bytes().to_vec(),
+                1 => random_bytes(rng),
+                _ => b"3600".to_vec(),
             });
             let count = if rng.chance(20) { 33 } else { 1 + rng.below(4) };
             let mut threshold = 0i64;
             for _ in 0..count {
-                if rng.chance(6) {
+                if rng.chance(12) {
                     call.push(integer(rng));
                 } else {
                     threshold += 1 + rng.below(20) as i64;

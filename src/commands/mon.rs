@@ -12,7 +12,7 @@ pub struct IncrCheckCommand;
 impl Command for IncrCheckCommand {
     fn run(ctx: Ctx, argv: &[Arg]) -> CommandResult {
         stats::MON_INCRCHECK_CALLS.bump();
-        let request = IncrCheck::parse(&argv[2..], store::now_ms(ctx))?;
+        let request = IncrCheck::parse(&argv[2..], store::now_ms())?;
         let mut key = KeyRef::new(ctx, argv[1]).open();
         let existing = key.counter()?;
         let prev = existing.unwrap_or(0);
@@ -20,22 +20,19 @@ impl Command for IncrCheckCommand {
         let level = rules::crossing_level(prev, current, request.thresholds.as_slice());
 
         key.set_counter(current);
+        key.notify(EventClass::String, c"incrby");
         // A running window is never moved; only a key without TTL (new, or
-        // one that lost it) gets one, and then value and expiry travel as
-        // one write.
-        let starts_window = existing.is_none() || key.expires_at_ms().is_none();
-        if starts_window {
+        // one that lost it) gets one, and then value and expiry travel to
+        // replicas as one write.
+        if existing.is_none() || key.expires_at_ms().is_none() {
             key.set_expires_at_ms(request.window_expires_at_ms);
+            key.notify(EventClass::Generic, c"expire");
             key.propagate(Effect::SetExpiringAt {
                 value: current,
                 at_ms: request.window_expires_at_ms,
             });
         } else {
             key.propagate(Effect::IncrBy(argv[2]));
-        }
-        key.notify(EventClass::String, c"incrby");
-        if starts_window {
-            key.notify(EventClass::Generic, c"expire");
         }
         if level > 0 {
             stats::MON_CROSSINGS.bump();
