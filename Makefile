@@ -3,7 +3,7 @@ SHELL := /bin/bash
 MODULE := target/release/libredis_guard.so
 APT_PACKAGES := redis-server redis-tools libclang-dev
 
-.PHONY: all deps build run test lab bench profile fuzz soak lint clean
+.PHONY: all deps build run test lab bench profile fuzz fuzz-pure soak lint clean
 
 all: build
 
@@ -53,6 +53,14 @@ profile: build
 fuzz: build
 	GUARD_FUZZ_CALLS=$${GUARD_FUZZ_CALLS:-1000000} GUARD_FUZZ_SEED=$${GUARD_FUZZ_SEED:-$$(date +%s)} \
 	  cargo test --release --test fuzz -- --nocapture
+
+# libFuzzer on the pure parts (argument parsing, rules), 60 s a target.
+# Stable Rust: no sanitizer, coverage-guided all the same.
+fuzz-pure:
+	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
+	cd fuzz && for target in parse_args rules; do \
+	  cargo fuzz run -s none -O $$target -- -max_total_time=$${FUZZ_SECONDS:-60} || exit 1; \
+	done
 
 # 1M valid calls of each command: used memory must stay flat.
 soak: build

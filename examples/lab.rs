@@ -13,6 +13,7 @@ mod common;
 use std::collections::HashMap;
 
 use common::crowd::{naive_decrclamp, naive_incrcheck, CouponStep, Crowd, ISSUED, WINNERS};
+use common::rng::Rng;
 use common::{decrclamp, incrcheck, pexpiretime, Server};
 use redis::Connection;
 
@@ -21,24 +22,6 @@ const REQUESTS: usize = 260;
 const USERS: usize = 200;
 const LIMIT: i64 = 100;
 const SEED: u64 = 0x5eed_2026;
-
-/// xorshift64*: a fixed, dependency-free shuffle.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            items.swap(i, (self.next() % (i as u64 + 1)) as usize);
-        }
-    }
-}
 
 /// Mean and range of a series, as `mean (min–max)`.
 fn spread(values: &[i64]) -> String {

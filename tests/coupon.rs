@@ -134,10 +134,7 @@ fn errors_name_the_argument_and_change_nothing() {
         (vec![b"COUPON.REVOKE", b"drop", b""], "user"),
         (vec![b"COUPON.REVOKE", b"text", b"bob"], "WRONGTYPE"),
     ];
-    for (args, expected) in cases {
-        let key = std::str::from_utf8(args[1]).unwrap();
-        assert_error_changes_nothing(&mut con, key, &args, expected);
-    }
+    assert_errors_change_nothing(&mut con, &cases);
     let exists: i64 = redis::cmd("EXISTS").arg("missing").query(&mut con).unwrap();
     assert_eq!(exists, 0);
 }
@@ -146,21 +143,15 @@ fn errors_name_the_argument_and_change_nothing() {
 fn wrong_arity_gets_redis_own_error() {
     let server = Server::start();
     let mut con = server.con();
-    for args in [
-        vec!["COUPON.ISSUE", "k", "u"],
-        vec!["COUPON.ISSUE", "k", "u", "1", "2"],
-        vec!["COUPON.REVOKE", "k"],
-        vec!["COUPON.REVOKE", "k", "u", "v"],
-    ] {
-        let error = redis::cmd(args[0])
-            .arg(&args[1..])
-            .query::<redis::Value>(&mut con)
-            .unwrap_err();
-        assert!(
-            error.to_string().contains("wrong number of arguments"),
-            "{args:?}: {error}"
-        );
-    }
+    assert_arity_errors(
+        &mut con,
+        &[
+            vec!["COUPON.ISSUE", "k", "u"],
+            vec!["COUPON.ISSUE", "k", "u", "1", "2"],
+            vec!["COUPON.REVOKE", "k"],
+            vec!["COUPON.REVOKE", "k", "u", "v"],
+        ],
+    );
 }
 
 #[test]

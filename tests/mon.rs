@@ -312,10 +312,7 @@ fn incrcheck_errors_name_the_argument_and_change_nothing() {
             "ERR increment or decrement would overflow",
         ),
     ];
-    for (args, expected) in cases {
-        let key = std::str::from_utf8(args[1]).unwrap();
-        assert_error_changes_nothing(&mut con, key, &args, expected);
-    }
+    assert_errors_change_nothing(&mut con, &cases);
 }
 
 #[test]
@@ -339,10 +336,7 @@ fn decrclamp_errors_name_the_argument_and_change_nothing() {
             "ERR value is not an integer or out of range",
         ),
     ];
-    for (args, expected) in cases {
-        let key = std::str::from_utf8(args[1]).unwrap();
-        assert_error_changes_nothing(&mut con, key, &args, expected);
-    }
+    assert_errors_change_nothing(&mut con, &cases);
     assert!(!exists(&mut con, "missing"));
 }
 
@@ -350,21 +344,15 @@ fn decrclamp_errors_name_the_argument_and_change_nothing() {
 fn wrong_arity_gets_redis_own_error() {
     let server = Server::start();
     let mut con = server.con();
-    for args in [
-        vec!["MON.INCRCHECK", "k", "1", "60"],
-        vec!["MON.INCRCHECK", "k"],
-        vec!["MON.DECRCLAMP", "k"],
-        vec!["MON.DECRCLAMP", "k", "1", "2"],
-    ] {
-        let error = redis::cmd(args[0])
-            .arg(&args[1..])
-            .query::<redis::Value>(&mut con)
-            .unwrap_err();
-        assert!(
-            error.to_string().contains("wrong number of arguments"),
-            "{args:?}: {error}"
-        );
-    }
+    assert_arity_errors(
+        &mut con,
+        &[
+            vec!["MON.INCRCHECK", "k", "1", "60"],
+            vec!["MON.INCRCHECK", "k"],
+            vec!["MON.DECRCLAMP", "k"],
+            vec!["MON.DECRCLAMP", "k", "1", "2"],
+        ],
+    );
     assert!(!exists(&mut con, "k"));
 }
 

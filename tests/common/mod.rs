@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use redis::{Connection, ConnectionLike, Value};
 
 pub mod crowd;
+pub mod rng;
 
 /// The built module; `make test` builds it before the tests run.
 pub fn module_path() -> PathBuf {
@@ -272,6 +273,29 @@ pub fn snapshot(con: &mut Connection, key: &str) -> Snapshot {
         .iter()
         .map(|field| info_field(con, field))
         .collect(),
+    }
+}
+
+/// Runs each call (its key is `args[1]`) expecting an error reply that
+/// mentions `expected`, and asserts it changed nothing about the key.
+pub fn assert_errors_change_nothing(con: &mut Connection, cases: &[(Vec<&[u8]>, &str)]) {
+    for (args, expected) in cases {
+        let key = std::str::from_utf8(args[1]).unwrap();
+        assert_error_changes_nothing(con, key, args, expected);
+    }
+}
+
+/// Each call gets Redis's own arity error (the module is never reached).
+pub fn assert_arity_errors(con: &mut Connection, calls: &[Vec<&str>]) {
+    for args in calls {
+        let error = redis::cmd(args[0])
+            .arg(&args[1..])
+            .query::<Value>(con)
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("wrong number of arguments"),
+            "{args:?}: {error}"
+        );
     }
 }
 
