@@ -3,7 +3,7 @@ SHELL := /bin/bash
 MODULE := target/release/libredis_guard.so
 APT_PACKAGES := redis-server redis-tools libclang-dev
 
-.PHONY: all deps build run test lab bench profile fuzz fuzz-pure soak lint clean
+.PHONY: all deps build run test lab bench profile fuzz fuzz-pure soak valgrind lint clean
 
 all: build
 
@@ -66,6 +66,11 @@ fuzz-pure:
 soak: build
 	GUARD_SOAK_CALLS=$${GUARD_SOAK_CALLS:-1000000} \
 	  cargo test --release --test hardening valid_calls_leave_memory_flat -- --nocapture
+
+# The integration tests against servers under valgrind: no leak, no invalid access.
+valgrind: build
+	command -v valgrind >/dev/null || apt-get install -y -qq valgrind
+	tests/valgrind.sh
 
 lint:
 	cargo fmt --check

@@ -38,6 +38,14 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// How long a server may take to come up (much longer under valgrind).
+fn startup_time() -> Duration {
+    match std::env::var_os("GUARD_SERVER_WRAPPER") {
+        Some(_) => Duration::from_secs(60),
+        None => Duration::from_secs(10),
+    }
+}
+
 fn fresh_dir() -> PathBuf {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
@@ -118,9 +126,15 @@ impl Server {
 
     /// The AOF is on so tests can see what was propagated (its size), and
     /// survives restarts in the server's own directory.
+    ///
+    /// `GUARD_SERVER_WRAPPER` runs the server under another program, e.g.
+    /// valgrind (tests/valgrind.sh).
     fn command(&self) -> Command {
-        let mut command = Command::new("redis-server");
+        let wrapper = std::env::var("GUARD_SERVER_WRAPPER").unwrap_or_default();
+        let mut words = wrapper.split_whitespace().chain(["redis-server"]);
+        let mut command = Command::new(words.next().unwrap());
         command
+            .args(words)
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .arg("--loadmodule")
             .arg(module_path())
@@ -169,7 +183,7 @@ impl Server {
     pub fn restart(&mut self) {
         self.stop();
         self.child = Some(self.command().spawn().unwrap());
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + startup_time();
         while self.try_connect().is_none() {
             assert!(
                 Instant::now() < deadline,
@@ -228,6 +242,10 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
+        // SHUTDOWN first, so a wrapper such as valgrind gets to report.
+        if std::env::var_os("GUARD_SERVER_WRAPPER").is_some() && self.alive() {
+            self.stop();
+        }
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
     }

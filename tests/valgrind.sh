@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs the integration tests against redis-servers under valgrind (memcheck,
+# with jemalloc's malloc intercepted) and fails on any leak definitely lost
+# or any invalid access. `make valgrind`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+logs=$(mktemp -d /tmp/guard-valgrind.XXXXXX)
+export GUARD_SERVER_WRAPPER="valgrind --suppressions=$PWD/tests/valgrind.supp --leak-check=full --errors-for-leak-kinds=definite --soname-synonyms=somalloc=libjemalloc.so* --log-file=$logs/%p.log"
+# Fewer calls than `make test`: valgrind is ~30x slower. The contention,
+# cluster and replication tests are timing-bound and stay out.
+export GUARD_FUZZ_CALLS=3000 GUARD_SOAK_CALLS=3000
+cargo test --release --test mon --test coupon --test registration --test operations \
+  --test hardening --test fuzz -- --test-threads=2
+
+servers=$(ls "$logs" | wc -l)
+definite=$(grep -h "definitely lost:" "$logs"/*.log | grep -vc "definitely lost: 0 bytes" || true)
+invalid=$( (grep -lE "Invalid (read|write|free)|uninitialised|Mismatched free" "$logs"/*.log || true) | wc -l)
+module_frames=$(grep -h -A30 -E "Invalid|definitely lost in" "$logs"/*.log | grep -c "libredis_guard" || true)
+echo "valgrind: $servers servers, $definite with definite leaks, $invalid with invalid accesses, $module_frames module frames in error reports"
+if [ "$definite" -ne 0 ] || [ "$invalid" -ne 0 ]; then
+  echo "see $logs"; exit 1
+fi
+rm -rf "$logs"
