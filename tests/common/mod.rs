@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses its own part of the harness
 
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -153,6 +154,14 @@ impl Server {
             .args(&self.extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        // SAFETY: prctl is async-signal-safe. If the test process dies
+        // without dropping its servers (killed, aborted), they die too.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
         command
     }
 
