@@ -218,24 +218,28 @@ impl Key {
 
     /// Stores `value` as the counter, in place: the key's TTL stays exactly
     /// as it was (StringSet would drop it). Creates the key if missing.
-    pub fn set_counter(&mut self, value: i64) {
+    /// Callers read it with `counter` first, so it holds a string or nothing.
+    pub fn set_counter(&mut self, value: i64) -> Result<(), ErrorReply> {
         let mut buffer = [0u8; 20];
         let digits = format_i64(value, &mut buffer);
-        // SAFETY: a key open for writing that holds a string or nothing (the
-        // callers read it with `counter` first); DMA is re-obtained after the
-        // truncate as the API requires.
+        // SAFETY: a key open for writing; DMA is re-obtained after the
+        // truncate, as the API requires, and written within its length.
         unsafe {
-            raw::RedisModule_StringTruncate.unwrap()(self.handle, digits.len());
+            let resized = raw::RedisModule_StringTruncate.unwrap()(self.handle, digits.len());
             let mut len = 0;
             let ptr = raw::RedisModule_StringDMA.unwrap()(
                 self.handle,
                 &mut len,
                 raw::REDISMODULE_WRITE as c_int,
             );
-            if !ptr.is_null() && len == digits.len() {
-                std::ptr::copy_nonoverlapping(digits.as_ptr(), ptr.cast::<u8>(), len);
+            if resized != raw::REDISMODULE_OK as c_int || ptr.is_null() || len != digits.len() {
+                return Err(ErrorReply::new(
+                    "ERR redis-guard could not write the counter",
+                ));
             }
+            std::ptr::copy_nonoverlapping(digits.as_ptr(), ptr.cast::<u8>(), len);
         }
+        Ok(())
     }
 
     /// The absolute expiry (unix ms), or `None` for no TTL.

@@ -19,7 +19,7 @@ impl Command for IncrCheckCommand {
         let current = rules::add(prev, request.increment).ok_or(OVERFLOW)?;
         let level = rules::crossing_level(prev, current, request.thresholds.as_slice());
 
-        key.set_counter(current);
+        key.set_counter(current)?;
         key.notify(EventClass::String, c"incrby");
         // A running window is never moved; only a key without TTL (new, or
         // one that lost it) gets one, and then value and expiry travel to
@@ -56,7 +56,7 @@ impl Command for DecrClampCommand {
         match rules::refund(key.counter()?, request.amount) {
             Refund::Nothing => Ok(Reply::Integer(0)),
             Refund::Write { value, lost } => {
-                key.set_counter(value);
+                key.set_counter(value)?;
                 key.propagate(Effect::SetKeepTtl(value));
                 key.notify(EventClass::String, c"decrby");
                 if lost > 0 {
