@@ -16,7 +16,7 @@ use redis::Connection;
 
 const CLIENTS: &str = "50";
 const KEYSPACE: &str = "100000";
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 5;
 const PIPELINES: [u32; 2] = [1, 16];
 
 const INCRCHECK_LUA: &str = include_str!("../bench/scripts/incrcheck.lua");
