@@ -20,9 +20,9 @@ const COMMANDS: [&str; 4] = [
 
 /// Keys of every type, with and without TTL (long ones: nothing may expire
 /// between a call and the checks after it).
-const KEYS: [&str; 12] = [
+const KEYS: [&str; 13] = [
     "int", "int:ttl", "neg", "max", "min", "text", "list", "hash", "set", "set:ttl", "zset",
-    "missing",
+    "stream", "missing",
 ];
 
 fn fixture(con: &mut Connection) {
