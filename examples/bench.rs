@@ -492,7 +492,7 @@ fn report(cases: &[Case], results: &Results, memory: &[(i64, i64, i64)], version
     let check = |name: &str, value: Option<f64>, target: f64| {
         let value = value.unwrap_or(f64::NAN);
         format!(
-            "| {name} | {value:.2} | ≥ {target:.2} | {} |",
+            "| {name} | {value:.3} | ≥ {target:.2} | {} |",
             if value >= target {
                 "met"
             } else {

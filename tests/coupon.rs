@@ -198,14 +198,19 @@ fn events_sadd_soldout_and_srem() {
 }
 
 #[test]
-fn duplicates_and_sold_out_do_not_disturb_watch() {
+fn duplicates_sold_out_and_empty_revokes_do_not_disturb_watch() {
     let server = Server::start();
     let mut con = server.con();
     issue(&mut con, "d", "a", 1);
-    for user in ["a", "b"] {
+    // a duplicate, a sold-out request and a revoke of a non-winner
+    for user in ["a", "b", "nobody"] {
         let mut watcher = server.con();
         let _: () = redis::cmd("WATCH").arg("d").query(&mut watcher).unwrap();
-        issue(&mut con, "d", user, 1);
+        if user == "nobody" {
+            assert_eq!(revoke(&mut con, "d", user), 0);
+        } else {
+            issue(&mut con, "d", user, 1);
+        }
         let _: () = redis::cmd("MULTI").query(&mut watcher).unwrap();
         let _: redis::Value = redis::cmd("PING").query(&mut watcher).unwrap();
         let result: redis::Value = redis::cmd("EXEC").query(&mut watcher).unwrap();
