@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use common::crowd::{naive_decrclamp, naive_incrcheck, CouponStep, Crowd, ISSUED, WINNERS};
 use common::rng::Rng;
-use common::{decrclamp, incrcheck, pexpiretime, Server};
+use common::{decrclamp, incrcheck, pexpiretime, set_ex, Server};
 use redis::Connection;
 
 const REPETITIONS: usize = 30;
@@ -137,13 +137,7 @@ fn refunds(server: &Server) {
     for (name, refund) in [("naive `GET`→`SET`", naive), ("`MON.DECRCLAMP`", native)] {
         let (mut finals, mut lost, mut dropped) = (Vec::new(), Vec::new(), 0);
         for _ in 0..REPETITIONS {
-            let _: () = redis::cmd("SET")
-                .arg("lab:refunds")
-                .arg(1000)
-                .arg("EX")
-                .arg(600)
-                .query(&mut con)
-                .unwrap();
+            set_ex(&mut con, "lab:refunds", 1000, 600);
             let expiry = pexpiretime(&mut con, "lab:refunds");
             crowd.run(|_, c| {
                 refund(c);

@@ -141,13 +141,7 @@ fn routes_every_command_to_the_owner(cluster: &Cluster) {
             format!("coupon:{i}"),
         );
         assert_eq!(incrcheck(&mut con, &counter, 2, 600, &[2]), (2, 1));
-        let _: () = redis::cmd("SET")
-            .arg(&refund)
-            .arg(10)
-            .arg("EX")
-            .arg(600)
-            .query(&mut con)
-            .unwrap();
+        set_ex(&mut con, &refund, 10, 600);
         assert_eq!(decrclamp(&mut con, &refund, 15), 0);
         assert_eq!(issue(&mut con, &coupon, "alice", 1), 1);
         assert_eq!(issue(&mut con, &coupon, "bob", 1), -2);
@@ -256,13 +250,7 @@ fn acknowledged_writes(node: &Server, keys: &[String]) {
         } else if key.starts_with("fo:refund") {
             let exists: i64 = redis::cmd("EXISTS").arg(key).query(&mut con).unwrap();
             if exists == 0 {
-                let _: () = redis::cmd("SET")
-                    .arg(key)
-                    .arg(1000)
-                    .arg("EX")
-                    .arg(600)
-                    .query(&mut con)
-                    .unwrap();
+                set_ex(&mut con, key, 1000, 600);
             }
             decrclamp(&mut con, key, 7);
         } else {

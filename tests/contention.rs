@@ -126,13 +126,7 @@ fn concurrent_refunds_lose_nothing_and_keep_the_expiry() {
     let mut crowd = Crowd::connect(&server, 40);
     let mut con = server.con();
     for _ in 0..5 {
-        let _: () = redis::cmd("SET")
-            .arg("total")
-            .arg(1000)
-            .arg("EX")
-            .arg(600)
-            .query(&mut con)
-            .unwrap();
+        set_ex(&mut con, "total", 1000, 600);
         let expiry = pexpiretime(&mut con, "total");
         crowd.run(|_, c| {
             decrclamp(c, "total", 5);
@@ -149,13 +143,7 @@ fn concurrent_refunds_past_zero_end_at_zero() {
     let server = Server::start();
     let mut crowd = Crowd::connect(&server, 40);
     let mut con = server.con();
-    let _: () = redis::cmd("SET")
-        .arg("total")
-        .arg(100)
-        .arg("EX")
-        .arg(600)
-        .query(&mut con)
-        .unwrap();
+    set_ex(&mut con, "total", 100, 600);
     let expiry = pexpiretime(&mut con, "total");
     let replies = crowd.run(|_, c| [decrclamp(c, "total", 7), decrclamp(c, "total", 7)]);
     assert!(replies.concat().iter().all(|v| *v >= 0));
@@ -195,13 +183,7 @@ fn self_test_the_crowd_breaks_the_naive_versions() {
     let mut crowd = Crowd::connect(&server, 40);
     let finals: Vec<i64> = (0..10)
         .map(|_| {
-            let _: () = redis::cmd("SET")
-                .arg("naive")
-                .arg(1000)
-                .arg("EX")
-                .arg(600)
-                .query(&mut con)
-                .unwrap();
+            set_ex(&mut con, "naive", 1000, 600);
             crowd.run(|_, c| {
                 naive_decrclamp(c, "naive", 5);
                 naive_decrclamp(c, "naive", 5);

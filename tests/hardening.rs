@@ -188,13 +188,7 @@ fn valid_calls_leave_memory_flat() {
     let mut con = server.con();
     // Counters exist before the warm-up so every round returns to them.
     for i in 0..500 {
-        let _: () = redis::cmd("SET")
-            .arg(format!("c:{i}"))
-            .arg(100)
-            .arg("EX")
-            .arg(3600)
-            .query(&mut con)
-            .unwrap();
+        set_ex(&mut con, &format!("c:{i}"), 100, 3600);
     }
     // Two equal phases: whatever grows once (dicts finding their size)
     // grows in the first; a leak grows in both. INFO runs once before, as

@@ -98,13 +98,7 @@ fn commands_work_inside_multi_exec_and_replicate_correctly() {
     let primary = Server::start();
     let replica = Server::replica_of(&primary);
     let mut con = primary.con();
-    let _: () = redis::cmd("SET")
-        .arg("refund")
-        .arg(10)
-        .arg("EX")
-        .arg(100)
-        .query(&mut con)
-        .unwrap();
+    set_ex(&mut con, "refund", 10, 100);
     let (levels, left, rank, again): ((i64, i64), i64, i64, i64) = redis::pipe()
         .atomic()
         .cmd("MON.INCRCHECK")

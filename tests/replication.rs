@@ -37,13 +37,7 @@ fn workload(con: &mut Connection) {
         incrcheck(con, "orders", 1, 30, &[2]);
     }
     incrcheck(con, "amount", 500, 60, &[100, 1000]);
-    let _: () = redis::cmd("SET")
-        .arg("refund")
-        .arg(100)
-        .arg("EX")
-        .arg(45)
-        .query(con)
-        .unwrap();
+    set_ex(con, "refund", 100, 45);
     decrclamp(con, "refund", 30);
     decrclamp(con, "refund", 100);
     issue(con, "drop", "alice", 3);
