@@ -38,11 +38,11 @@ test: build
 
 # The races, reproduced: naive steps vs Lua vs native, as markdown tables.
 lab: build
-	cargo run --release --quiet --example lab
+	cargo test --release --quiet --test lab
 
 # Native vs INCRBY/SADD vs Lua (EVALSHA, FCALL): writes bench/RESULTS.md.
 bench: build
-	cargo run --release --quiet --example bench
+	cargo test --release --quiet --test bench
 
 # Instructions per request under callgrind, native vs INCRBY/SADD.
 profile: build

@@ -1,38 +1,40 @@
-//! redis-guard: native Redis commands for velocity checks (MON.INCRCHECK),
-//! clamped refunds (MON.DECRCLAMP) and first-come-first-served coupons
-//! (COUPON.ISSUE, COUPON.REVOKE). The contract is SPEC.md.
+//! redis-guard: native Redis commands for the read-decide-write steps of
+//! online shops. The command reference is docs/commands.md.
 //!
-//! Layout: `args` parses arguments into typed requests, `rules` decides,
-//! `store` touches keys and emits effects, `commands` holds the thin
-//! handlers, `stats` the INFO section and `registry` the command table.
+//! Layout: `redis/` owns the Redis module API (every `unsafe` is there);
+//! each command family is a folder (`mon/`, `coupon/`, `throttle/`) where a
+//! command is one file (metadata, parsing, handler) and `rules.rs` holds
+//! the family's pure decisions; `args`, `integer` and `reply` are the
+//! shared pure parts; `stats` the INFO counters.
 
-mod args;
-mod commands;
-mod registry;
-mod reply;
-mod rules;
-mod stats;
-mod store;
+pub mod args;
+pub mod coupon;
+pub mod integer;
+pub mod mon;
+mod redis;
+pub mod reply;
+pub mod stats;
+mod test_panic;
+pub mod throttle;
 
-/// Module start: no implicit WATCH signals (a no-op must not disturb
-/// `WATCH`; real writes signal explicitly), then the commands. The one
-/// module argument, `test-panic-command`, adds a command that panics on
-/// purpose (for tests only).
-// Unit tests build without the module block that calls this.
-#[cfg_attr(test, allow(dead_code))]
+use redis::Command;
+
+/// Every command the module registers.
+const COMMANDS: [&Command; 5] = [
+    &mon::incrcheck::COMMAND,
+    &mon::decrclamp::COMMAND,
+    &coupon::issue::COMMAND,
+    &coupon::revoke::COMMAND,
+    &throttle::cl_throttle::COMMAND,
+];
+
+/// Module start. The one module argument, `test-panic-command`, adds a
+/// command that panics on purpose (for tests only).
 fn init(ctx: &redis_module::Context, args: &[redis_module::RedisString]) -> redis_module::Status {
-    use redis_module::raw;
-    // SAFETY: called once from OnLoad with the load context.
-    unsafe {
-        raw::RedisModule_SetModuleOptions.unwrap()(
-            ctx.ctx,
-            raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as i32,
-        );
-    }
-    let mut with_panic_command = false;
+    let mut commands = COMMANDS.to_vec();
     for arg in args {
         match arg.as_slice() {
-            b"test-panic-command" => with_panic_command = true,
+            b"test-panic-command" => commands.push(&test_panic::COMMAND),
             other => {
                 let other = String::from_utf8_lossy(other);
                 ctx.log_warning(&format!("redis-guard: unknown module argument '{other}'"));
@@ -40,7 +42,7 @@ fn init(ctx: &redis_module::Context, args: &[redis_module::RedisString]) -> redi
             }
         }
     }
-    match registry::register(ctx.ctx, with_panic_command) {
+    match redis::load(ctx, &commands) {
         Ok(()) => redis_module::Status::Ok,
         Err(message) => {
             ctx.log_warning(&format!("redis-guard: {message}"));
@@ -49,12 +51,29 @@ fn init(ctx: &redis_module::Context, args: &[redis_module::RedisString]) -> redi
     }
 }
 
-// Kept out of unit tests: the Redis allocator does not exist there.
-#[cfg(not(test))]
+/// The module's version as `MODULE LIST` shows it: Cargo.toml's
+/// `major.minor.patch` as one integer (0.2.0 is 200, 1.2.3 is 10203),
+/// the way Redis's own modules number theirs.
+const MODULE_VERSION: i32 = {
+    const fn number(text: &str) -> i32 {
+        let bytes = text.as_bytes();
+        let mut value = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            value = value * 10 + (bytes[i] - b'0') as i32;
+            i += 1;
+        }
+        value
+    }
+    number(env!("CARGO_PKG_VERSION_MAJOR")) * 10_000
+        + number(env!("CARGO_PKG_VERSION_MINOR")) * 100
+        + number(env!("CARGO_PKG_VERSION_PATCH"))
+};
+
 redis_module::redis_module! {
     name: "guard",
-    version: 1,
-    allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
+    version: MODULE_VERSION,
+    allocator: (redis::ModuleAlloc, redis::ModuleAlloc),
     data_types: [],
     init: init,
     commands: [],

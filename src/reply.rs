@@ -7,11 +7,41 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reply {
     Integer(i64),
-    /// MON.INCRCHECK's `[current, level]`.
-    CounterLevel {
-        current: i64,
-        level: i64,
-    },
+    /// A flat array of integers (MON.INCRCHECK's pair, CL.THROTTLE's five).
+    Integers(Integers),
+}
+
+/// Up to five integers, kept inline: replies on hot paths do not allocate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Integers {
+    values: [i64; 5],
+    len: usize,
+}
+
+impl Integers {
+    pub fn as_slice(&self) -> &[i64] {
+        &self.values[..self.len]
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<const N: usize> From<[i64; N]> for Integers {
+    fn from(values: [i64; N]) -> Self {
+        const { assert!(N <= 5) };
+        let mut inline = [0; 5];
+        inline[..N].copy_from_slice(&values);
+        Integers {
+            values: inline,
+            len: N,
+        }
+    }
 }
 
 /// An error reply; its text starts with a standard code (`ERR `,
@@ -24,7 +54,7 @@ impl ErrorReply {
         ErrorReply(Cow::Borrowed(message))
     }
 
-    /// An error text that Redis produced (from a nested call).
+    /// A text made at run time (naming an argument, or Redis's own).
     pub fn owned(message: String) -> Self {
         ErrorReply(Cow::Owned(message))
     }

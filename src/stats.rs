@@ -1,9 +1,7 @@
-//! Counters since start, shown by `INFO guard` as `guard_<name>`.
+//! Counters since start, shown by `INFO guard` as `guard_<name>`
+//! (`redis::info` prints them).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-
-use redis_module::{InfoContext, RedisResult};
-use redis_module_macros::info_command_handler;
 
 /// One counter. Commands run on Redis's main thread; atomics only make the
 /// statics shareable, so relaxed ordering is enough.
@@ -14,15 +12,21 @@ impl Counter {
         Counter(AtomicU64::new(0))
     }
 
+    /// Adds `n`, saturating: a sum that passed 2^64 would otherwise wrap
+    /// and show a smaller number.
     pub fn add(&self, n: u64) {
-        self.0.fetch_add(n, Ordering::Relaxed);
+        let _ = self
+            .0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |sum| {
+                Some(sum.saturating_add(n))
+            });
     }
 
     pub fn bump(&self) {
         self.add(1);
     }
 
-    fn get(&self) -> u64 {
+    pub fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
 }
@@ -41,8 +45,13 @@ pub static COUPON_ISSUED: Counter = Counter::new();
 pub static COUPON_DUPLICATES: Counter = Counter::new();
 pub static COUPON_SOLDOUT: Counter = Counter::new();
 pub static COUPON_REVOKED: Counter = Counter::new();
+pub static THROTTLE_CALLS: Counter = Counter::new();
+/// CL.THROTTLE replies with limited = 0 (peeks included).
+pub static THROTTLE_ALLOWED: Counter = Counter::new();
+pub static THROTTLE_LIMITED: Counter = Counter::new();
 
-const FIELDS: [(&str, &Counter); 10] = [
+/// Every counter with its INFO field name, in the order INFO prints them.
+pub const FIELDS: [(&str, &Counter); 13] = [
     ("mon_incrcheck_calls", &MON_INCRCHECK_CALLS),
     ("mon_crossings", &MON_CROSSINGS),
     ("mon_decrclamp_calls", &MON_DECRCLAMP_CALLS),
@@ -53,18 +62,22 @@ const FIELDS: [(&str, &Counter); 10] = [
     ("coupon_duplicates", &COUPON_DUPLICATES),
     ("coupon_soldout", &COUPON_SOLDOUT),
     ("coupon_revoked", &COUPON_REVOKED),
+    ("throttle_calls", &THROTTLE_CALLS),
+    ("throttle_allowed", &THROTTLE_ALLOWED),
+    ("throttle_limited", &THROTTLE_LIMITED),
 ];
 
-/// The module's INFO section (named after the module: `INFO guard`).
-/// The builder API can only add `guard_<name>` sections, hence the
-/// deprecated calls that address the module's own section.
-#[info_command_handler]
-#[allow(deprecated)]
-fn info(ctx: &InfoContext, _for_crash_report: bool) -> RedisResult<()> {
-    ctx.add_info_section(None);
-    for (name, counter) in FIELDS {
-        // Saturate rather than wrap: INFO prints signed 64-bit integers.
-        ctx.add_info_field_long_long(name, i64::try_from(counter.get()).unwrap_or(i64::MAX));
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sum_saturates_instead_of_wrapping() {
+        let counter = Counter::new();
+        counter.add(u64::MAX - 1);
+        counter.add(5);
+        assert_eq!(counter.get(), u64::MAX);
+        counter.bump();
+        assert_eq!(counter.get(), u64::MAX);
     }
-    Ok(())
 }

@@ -1,17 +1,12 @@
-//! The decisions each command makes, as pure functions of plain values.
-//!
-//! No Redis types here: the handlers gather the facts from the key, ask
-//! these functions what to do, and carry it out.
+//! The decisions of the MON.* commands, as pure functions of plain values:
+//! the handlers read the key, ask these what to do, and do exactly that.
+
+use crate::reply::{ErrorReply, OVERFLOW};
 
 /// Absolute expiry (unix ms) of a window of `window_s` seconds starting at
 /// `now_ms`, or `None` where EXPIRE itself would refuse it as overflowing.
 pub fn window_expiry_ms(now_ms: i64, window_s: i64) -> Option<i64> {
     window_s.checked_mul(1000)?.checked_add(now_ms)
-}
-
-/// INCRBY's arithmetic: `None` means "increment or decrement would overflow".
-pub fn add(current: i64, increment: i64) -> Option<i64> {
-    current.checked_add(increment)
 }
 
 /// 1-based index of the highest threshold `t` with `prev < t <= current`,
@@ -24,6 +19,36 @@ pub fn crossing_level(prev: i64, current: i64, thresholds: &[i64]) -> usize {
         .iter()
         .rposition(|&t| prev < t && t <= current)
         .map_or(0, |index| index + 1)
+}
+
+/// What MON.INCRCHECK does to a counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count {
+    /// The value to write (and reply).
+    pub value: i64,
+    /// The highest threshold crossed for the first time, 1-based; 0: none.
+    pub level: usize,
+    /// The key has no running window: give it one (never move a running
+    /// one).
+    pub starts_window: bool,
+}
+
+/// Adds `increment` (> 0) to the counter (`None`: the key is missing, so
+/// 0), as INCRBY would, and judges thresholds and window.
+/// `window_running`: the key exists and has a TTL.
+pub fn count(
+    current: Option<i64>,
+    window_running: bool,
+    increment: i64,
+    thresholds: &[i64],
+) -> Result<Count, ErrorReply> {
+    let prev = current.unwrap_or(0);
+    let value = prev.checked_add(increment).ok_or(OVERFLOW)?;
+    Ok(Count {
+        value,
+        level: crossing_level(prev, value, thresholds),
+        starts_window: !window_running,
+    })
 }
 
 /// What MON.DECRCLAMP does to a counter.
@@ -54,46 +79,6 @@ pub fn refund(current: Option<i64>, amount: i64) -> Refund {
             }
         }
         _ => Refund::Nothing,
-    }
-}
-
-/// What COUPON.ISSUE answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Coupon {
-    /// A new winner with this rank (1-based). `sold_out` when it took the
-    /// last place.
-    Issued { rank: i64, sold_out: bool },
-    /// The user already holds one (reply -1).
-    AlreadyHeld,
-    /// No place left (reply -2).
-    SoldOut,
-}
-
-impl Coupon {
-    /// The integer reply SPEC.md defines.
-    pub fn reply(self) -> i64 {
-        match self {
-            Coupon::Issued { rank, .. } => rank,
-            Coupon::AlreadyHeld => -1,
-            Coupon::SoldOut => -2,
-        }
-    }
-}
-
-/// Decide a coupon request from the facts: does `user` already hold one,
-/// how many are `issued`, and the `limit`. Holding one is checked first, so
-/// a winner who retries after the sell-out still gets -1.
-pub fn coupon(already_holds: bool, issued: i64, limit: i64) -> Coupon {
-    if already_holds {
-        Coupon::AlreadyHeld
-    } else if issued >= limit {
-        Coupon::SoldOut
-    } else {
-        let rank = issued + 1;
-        Coupon::Issued {
-            rank,
-            sold_out: rank == limit,
-        }
     }
 }
 
@@ -132,10 +117,18 @@ mod tests {
     }
 
     #[test]
-    fn add_detects_overflow() {
-        assert_eq!(add(1, 2), Some(3));
-        assert_eq!(add(i64::MAX - 1, 1), Some(i64::MAX));
-        assert_eq!(add(i64::MAX, 1), None);
+    fn count_adds_like_incrby_and_detects_overflow() {
+        let step = count(Some(i64::MAX - 1), true, 1, &[i64::MAX]).unwrap();
+        assert_eq!((step.value, step.level), (i64::MAX, 1));
+        assert_eq!(count(Some(i64::MAX), true, 1, &[1]), Err(OVERFLOW));
+        assert_eq!(count(None, false, 3, &[3]).unwrap().value, 3);
+    }
+
+    #[test]
+    fn only_a_counter_without_a_running_window_starts_one() {
+        assert!(count(None, false, 1, &[5]).unwrap().starts_window);
+        assert!(count(Some(4), false, 1, &[5]).unwrap().starts_window);
+        assert!(!count(Some(4), true, 1, &[5]).unwrap().starts_window);
     }
 
     #[test]
@@ -167,38 +160,5 @@ mod tests {
         assert_eq!(refund(Some(0), 5), Refund::Nothing);
         assert_eq!(refund(Some(-3), 5), Refund::Nothing);
         assert_eq!(refund(Some(i64::MIN), 5), Refund::Nothing);
-    }
-
-    #[test]
-    fn coupons_rank_winners_and_stop_at_the_limit() {
-        assert_eq!(
-            coupon(false, 0, 2),
-            Coupon::Issued {
-                rank: 1,
-                sold_out: false
-            }
-        );
-        assert_eq!(
-            coupon(false, 1, 2),
-            Coupon::Issued {
-                rank: 2,
-                sold_out: true
-            }
-        );
-        assert_eq!(coupon(false, 2, 2), Coupon::SoldOut);
-        assert_eq!(coupon(false, 5, 2), Coupon::SoldOut);
-    }
-
-    #[test]
-    fn holding_a_coupon_is_checked_before_the_sell_out() {
-        assert_eq!(coupon(true, 0, 2), Coupon::AlreadyHeld);
-        assert_eq!(coupon(true, 2, 2), Coupon::AlreadyHeld);
-    }
-
-    #[test]
-    fn coupon_replies_follow_the_spec() {
-        assert_eq!(coupon(false, 0, 1).reply(), 1);
-        assert_eq!(Coupon::AlreadyHeld.reply(), -1);
-        assert_eq!(Coupon::SoldOut.reply(), -2);
     }
 }

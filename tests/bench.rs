@@ -4,7 +4,6 @@
 //! medians, ratios; server cost per call from INFO commandstats and the main
 //! thread's CPU. Writes bench/RESULTS.md and bench/chart.svg.
 
-#[path = "../tests/common/mod.rs"]
 mod common;
 
 use std::collections::HashMap;

@@ -7,7 +7,6 @@
 //! Monitoring: 50 connections × 20 adds on one counter (threshold 500), and
 //! 40 connections × 2 refunds of 5 on a counter of 1000 with a TTL.
 
-#[path = "../tests/common/mod.rs"]
 mod common;
 
 use std::collections::HashMap;

@@ -1,0 +1,94 @@
+//! `COUPON.ISSUE key user limit`: one coupon per user, at most `limit`,
+//! the winners kept as a plain set.
+
+use super::rules::{self, Coupon, IssueStep};
+use crate::args;
+use crate::redis::{
+    callback, Arg, ArgDoc, Command, CommandKey, Ctx, EventClass, Handler, KeyAccess, SetCall,
+};
+use crate::reply::{CommandResult, ErrorReply, Reply};
+use crate::stats;
+
+pub const COMMAND: Command = Command {
+    name: c"coupon.issue",
+    flags: c"write deny-oom fast",
+    acl_categories: c"write fast",
+    arity: 4,
+    key: KeyAccess::INSERT,
+    summary: c"Issues one coupon per user, at most limit: rank, -1 (holds one) or -2 (sold out).",
+    complexity: c"O(1)",
+    args: &[
+        ArgDoc::KEY,
+        ArgDoc::string(c"user"),
+        ArgDoc::integer(c"limit"),
+    ],
+    callback: callback::<Issue>,
+};
+
+/// A parsed call; the user stays in the caller's arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Issue {
+    pub limit: i64,
+}
+
+impl Issue {
+    /// `args` are the arguments after the key.
+    pub fn parse<A: AsRef<[u8]>>(args: &[A]) -> Result<Self, ErrorReply> {
+        let [user, limit] = args else {
+            return Err(args::wrong_arity("coupon.issue"));
+        };
+        args::non_empty(user.as_ref(), "user")?;
+        Ok(Issue {
+            limit: args::positive(limit.as_ref(), "limit")?,
+        })
+    }
+}
+
+impl Handler for Issue {
+    fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
+        stats::COUPON_ISSUE_CALLS.bump();
+        let request = Issue::parse(&args[2..])?;
+        let (target, user) = (CommandKey::new(ctx, args[1]), args[2]);
+        let issued = target.open().set_len()?;
+        let already_holds = match rules::issue_step(issued, request.limit) {
+            IssueStep::AddIfAbsent => target.set_call(SetCall::Add, user)? == 0,
+            IssueStep::AskMembership => target.set_call(SetCall::IsMember, user)? == 1,
+        };
+        let outcome = rules::coupon(already_holds, issued, request.limit);
+        match outcome {
+            Coupon::Issued { sold_out, .. } => {
+                stats::COUPON_ISSUED.bump();
+                if sold_out {
+                    target.notify(EventClass::Set, c"coupon.soldout");
+                }
+            }
+            Coupon::AlreadyHeld => stats::COUPON_DUPLICATES.bump(),
+            Coupon::SoldOut => stats::COUPON_SOLDOUT.bump(),
+        }
+        Ok(Reply::Integer(outcome.reply()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_user_then_limit() {
+        assert_eq!(Issue::parse(&["u1", "100"]).unwrap().limit, 100);
+        assert!(Issue::parse(&["", "0"])
+            .unwrap_err()
+            .to_string()
+            .contains("user"));
+        assert!(Issue::parse(&["u1", "0"])
+            .unwrap_err()
+            .to_string()
+            .contains("limit"));
+        assert!(Issue::parse(&["u1", "x"])
+            .unwrap_err()
+            .to_string()
+            .contains("limit"));
+        // Any bytes make a user, NUL included.
+        assert!(Issue::parse(&[&b"\0\xff"[..], b"1"]).is_ok());
+    }
+}

@@ -1,0 +1,65 @@
+//! `COUPON.REVOKE key user`: takes a coupon back, freeing its place.
+
+use crate::args;
+use crate::redis::{callback, Arg, ArgDoc, Command, CommandKey, Ctx, Handler, KeyAccess, SetCall};
+use crate::reply::{CommandResult, ErrorReply, Reply};
+use crate::stats;
+
+pub const COMMAND: Command = Command {
+    name: c"coupon.revoke",
+    flags: c"write fast",
+    acl_categories: c"write fast",
+    arity: 3,
+    key: KeyAccess::DELETE,
+    summary: c"Takes a user's coupon back, freeing its place.",
+    complexity: c"O(1)",
+    args: &[ArgDoc::KEY, ArgDoc::string(c"user")],
+    callback: callback::<Revoke>,
+};
+
+/// A parsed call; the user stays in the caller's arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Revoke;
+
+impl Revoke {
+    /// `args` are the arguments after the key.
+    pub fn parse<A: AsRef<[u8]>>(args: &[A]) -> Result<Self, ErrorReply> {
+        let [user] = args else {
+            return Err(args::wrong_arity("coupon.revoke"));
+        };
+        args::non_empty(user.as_ref(), "user")?;
+        Ok(Revoke)
+    }
+}
+
+impl Handler for Revoke {
+    fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
+        Revoke::parse(&args[2..])?;
+        let target = CommandKey::new(ctx, args[1]);
+        // The type check (WRONGTYPE) without a nested call; an empty key
+        // has no winner to remove.
+        if target.open().set_len()? == 0 {
+            return Ok(Reply::Integer(0));
+        }
+        // SREM removes exactly a winner, and signals only then.
+        let removed = target.set_call(SetCall::Remove, args[2])?;
+        if removed == 1 {
+            stats::COUPON_REVOKED.bump();
+        }
+        Ok(Reply::Integer(removed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_an_empty_user() {
+        assert!(Revoke::parse(&["u1"]).is_ok());
+        assert!(Revoke::parse(&[""])
+            .unwrap_err()
+            .to_string()
+            .contains("user"));
+    }
+}

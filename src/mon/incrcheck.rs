@@ -1,0 +1,237 @@
+//! `MON.INCRCHECK key increment window threshold [threshold ...]`: adds to
+//! a windowed counter and reports the first crossing of a threshold.
+
+use super::rules;
+use crate::args;
+use crate::redis::{
+    callback, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, Handler, KeyAccess,
+};
+use crate::reply::{CommandResult, ErrorReply, Reply};
+use crate::stats;
+
+pub const COMMAND: Command = Command {
+    name: c"mon.incrcheck",
+    flags: c"write deny-oom fast",
+    acl_categories: c"write fast",
+    arity: -5,
+    key: KeyAccess::UPDATE,
+    summary: c"Adds to a windowed counter and reports the highest threshold this call crossed.",
+    complexity: c"O(N) where N is the number of thresholds (at most 32).",
+    args: &[
+        ArgDoc::KEY,
+        ArgDoc::integer(c"increment"),
+        ArgDoc::integer(c"window"),
+        ArgDoc::integer(c"threshold").multiple(),
+    ],
+    callback: callback::<IncrCheck>,
+};
+
+/// Most thresholds one call may carry.
+pub const MAX_THRESHOLDS: usize = 32;
+
+/// A parsed call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IncrCheck {
+    pub increment: i64,
+    /// Absolute expiry (unix ms) the window gets if the key has no TTL.
+    pub window_expires_at_ms: i64,
+    pub thresholds: Thresholds,
+}
+
+/// 1 to 32 positive, strictly increasing integers, kept inline (no heap:
+/// this is a hot path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thresholds {
+    values: [i64; MAX_THRESHOLDS],
+    len: usize,
+}
+
+impl Thresholds {
+    pub fn as_slice(&self) -> &[i64] {
+        &self.values[..self.len]
+    }
+
+    fn parse<A: AsRef<[u8]>>(args: &[A]) -> Result<Self, ErrorReply> {
+        if args.len() > MAX_THRESHOLDS {
+            return Err(ErrorReply::new(
+                "ERR too many threshold values (at most 32)",
+            ));
+        }
+        let mut thresholds = Thresholds {
+            values: [0; MAX_THRESHOLDS],
+            len: 0,
+        };
+        for (index, arg) in args.iter().enumerate() {
+            let position = index + 1;
+            let value = args::positive(arg.as_ref(), format_args!("threshold #{position}"))?;
+            if thresholds
+                .as_slice()
+                .last()
+                .is_some_and(|&last| value <= last)
+            {
+                return Err(ErrorReply::owned(format!(
+                    "ERR threshold #{position} must be greater than #{index}: \
+                     threshold values must be strictly increasing"
+                )));
+            }
+            thresholds.values[index] = value;
+            thresholds.len = position;
+        }
+        Ok(thresholds)
+    }
+}
+
+impl IncrCheck {
+    /// `args` are the arguments after the key. `now_ms` is the server
+    /// clock: a window whose expiry would overflow is rejected as EXPIRE
+    /// rejects it, in argument order.
+    pub fn parse<A: AsRef<[u8]>>(args: &[A], now_ms: i64) -> Result<Self, ErrorReply> {
+        let [increment, window, thresholds @ ..] = args else {
+            return Err(args::wrong_arity("mon.incrcheck"));
+        };
+        if thresholds.is_empty() {
+            return Err(args::wrong_arity("mon.incrcheck"));
+        }
+        let increment = args::positive(increment.as_ref(), "increment")?;
+        let window_s = args::positive(window.as_ref(), "window")?;
+        let window_expires_at_ms =
+            rules::window_expiry_ms(now_ms, window_s).ok_or(ErrorReply::new(
+                "ERR invalid expire time in 'mon.incrcheck' command: window is too large",
+            ))?;
+        Ok(IncrCheck {
+            increment,
+            window_expires_at_ms,
+            thresholds: Thresholds::parse(thresholds)?,
+        })
+    }
+}
+
+impl Handler for IncrCheck {
+    fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
+        stats::MON_INCRCHECK_CALLS.bump();
+        let request = IncrCheck::parse(&args[2..], ctx.now_ms())?;
+        let target = CommandKey::new(ctx, args[1]);
+        let mut key = target.open();
+        let current = key.read_integer()?;
+        // A missing key has no TTL: no need to ask.
+        let window_running = current.is_some() && key.expires_at_ms().is_some();
+        let count = rules::count(
+            current,
+            window_running,
+            request.increment,
+            request.thresholds.as_slice(),
+        )?;
+
+        key.write_integer(count.value)?;
+        target.notify(EventClass::String, c"incrby");
+        if count.starts_window {
+            key.set_expires_at_ms(request.window_expires_at_ms);
+            target.notify(EventClass::Generic, c"expire");
+            // Value and expiry travel as one write.
+            target.replicate(Effect::SetExpiringAt {
+                value: count.value,
+                at_ms: request.window_expires_at_ms,
+            });
+        } else {
+            target.replicate(Effect::IncrBy(args[2]));
+        }
+        if count.level > 0 {
+            stats::MON_CROSSINGS.bump();
+            target.notify(EventClass::String, c"mon.crossed");
+        }
+        target.signal_modified();
+        Ok(Reply::Integers([count.value, count.level as i64].into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_700_000_000_000;
+
+    fn error(args: &[&str]) -> String {
+        IncrCheck::parse(args, NOW).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn parses_a_valid_request() {
+        let request = IncrCheck::parse(&["5", "60", "3", "10"], NOW).unwrap();
+        assert_eq!(request.increment, 5);
+        assert_eq!(request.window_expires_at_ms, NOW + 60_000);
+        assert_eq!(request.thresholds.as_slice(), &[3, 10]);
+    }
+
+    #[test]
+    fn names_the_bad_argument() {
+        assert!(error(&["0", "60", "3"]).contains("increment"));
+        assert!(error(&["-1", "60", "3"]).contains("increment"));
+        assert!(error(&["x", "60", "3"]).contains("increment"));
+        assert!(error(&["1", "0", "3"]).contains("window"));
+        assert!(error(&["1", "1.5", "3"]).contains("window"));
+        assert!(error(&["1", "60", "0"]).contains("threshold"));
+        assert!(error(&["1", "60", "3", "3"]).contains("strictly increasing"));
+        assert!(error(&["1", "60", "5", "4"]).contains("strictly increasing"));
+    }
+
+    #[test]
+    fn names_the_position_of_a_bad_threshold() {
+        assert_eq!(
+            error(&["1", "60", "1", "2", "-3"]),
+            "ERR threshold #3 must be a positive integer"
+        );
+        assert_eq!(
+            error(&["1", "60", "1", "x"]),
+            "ERR threshold #2 is not an integer or out of range"
+        );
+        assert!(error(&["1", "60", "1", "5", "5"])
+            .starts_with("ERR threshold #3 must be greater than #2"));
+    }
+
+    #[test]
+    fn reports_the_first_bad_argument_in_order() {
+        assert!(error(&["0", "0", "0"]).contains("increment"));
+        assert!(error(&["1", "0", "0"]).contains("window"));
+        assert!(error(&["1", "9223372036854775807", "0"]).contains("window"));
+    }
+
+    #[test]
+    fn accepts_32_thresholds_and_rejects_33() {
+        let mut args: Vec<String> = vec!["1".into(), "60".into()];
+        args.extend((1..=32).map(|t| t.to_string()));
+        assert_eq!(
+            IncrCheck::parse(&args, NOW)
+                .unwrap()
+                .thresholds
+                .as_slice()
+                .len(),
+            32
+        );
+        args.push("33".into());
+        assert!(IncrCheck::parse(&args, NOW)
+            .unwrap_err()
+            .to_string()
+            .contains("threshold"));
+    }
+
+    #[test]
+    fn rejects_a_window_whose_expiry_overflows() {
+        let max_window = (i64::MAX - NOW) / 1000;
+        assert!(IncrCheck::parse(
+            &["1".to_string(), max_window.to_string(), "1".to_string()],
+            NOW
+        )
+        .is_ok());
+        let too_big = (max_window + 1).to_string();
+        let error = error(&["1", too_big.as_str(), "1"]);
+        assert!(
+            error.starts_with("ERR ") && error.contains("window"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn needs_a_threshold() {
+        assert!(error(&["1", "60"]).contains("wrong number"));
+    }
+}

@@ -1,0 +1,44 @@
+//! The module's global allocator: Redis's own, so the module's memory
+//! counts in `used_memory` and `maxmemory`, as Redis's commands' does.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+
+use redis_module::alloc::RedisAlloc;
+use redis_module::raw;
+
+/// Redis's allocator once the server has handed it over, the system's in
+/// a program that is not a loaded module (unit tests, fuzz targets, tests
+/// that use the pure rules).
+///
+/// The two never mix within one process: in the module, the server sets
+/// the allocator at the start of `RedisModule_OnLoad`, before the module
+/// allocates anything (redis-module's own `RedisAlloc` aborts otherwise);
+/// in any other program it is never set.
+pub struct ModuleAlloc;
+
+fn in_redis() -> bool {
+    // SAFETY: a read of a function pointer the server writes once, at load,
+    // before any module code that allocates runs.
+    let alloc = unsafe { raw::RedisModule_Alloc };
+    alloc.is_some()
+}
+
+// SAFETY: each call is forwarded whole to one of two sound allocators, and
+// a pointer is always freed by the allocator that made it (see above).
+unsafe impl GlobalAlloc for ModuleAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if in_redis() {
+            RedisAlloc.alloc(layout)
+        } else {
+            System.alloc(layout)
+        }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if in_redis() {
+            RedisAlloc.dealloc(ptr, layout)
+        } else {
+            System.dealloc(ptr, layout)
+        }
+    }
+}

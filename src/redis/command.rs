@@ -1,0 +1,336 @@
+//! A command as Redis sees it: its metadata, the C entry Redis calls, the
+//! call's context and arguments, and the reply sent back.
+
+use std::ffi::{CStr, CString};
+use std::marker::PhantomData;
+use std::os::raw::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::NonNull;
+
+use redis_module::raw;
+
+use crate::reply::{CommandResult, ErrorReply, Reply};
+
+/// The context of one command call. It cannot outlive the call: `'call`
+/// is chosen by [`callback`], never by the code that receives it.
+#[derive(Clone, Copy)]
+pub struct Ctx<'call> {
+    raw: NonNull<raw::RedisModuleCtx>,
+    _call: PhantomData<&'call raw::RedisModuleCtx>,
+}
+
+impl<'call> Ctx<'call> {
+    pub(super) fn as_ptr(self) -> *mut raw::RedisModuleCtx {
+        self.raw.as_ptr()
+    }
+
+    /// The server clock in unix ms, the base EXPIRE uses.
+    pub fn now_ms(self) -> i64 {
+        // SAFETY: a plain API call on the running command's context.
+        unsafe { raw::RedisModule_Milliseconds.unwrap()() }
+    }
+}
+
+/// One command argument, read in place without copying. Tied to the call
+/// that received it.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub struct Arg<'call> {
+    raw: NonNull<raw::RedisModuleString>,
+    _call: PhantomData<&'call raw::RedisModuleString>,
+}
+
+impl<'call> Arg<'call> {
+    pub(super) fn as_ptr(self) -> *mut raw::RedisModuleString {
+        self.raw.as_ptr()
+    }
+
+    /// The argument's bytes, valid for the whole call.
+    pub fn as_bytes(self) -> &'call [u8] {
+        let mut len = 0;
+        // SAFETY: a live argument string of this call; Redis keeps it (and
+        // its buffer, which no command changes) until the call returns.
+        unsafe {
+            let ptr = raw::RedisModule_StringPtrLen.unwrap()(self.as_ptr(), &mut len);
+            std::slice::from_raw_parts(ptr.cast::<u8>(), len)
+        }
+    }
+}
+
+impl AsRef<[u8]> for Arg<'_> {
+    fn as_ref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+/// What a command does when called. `args[0]` is the command name and
+/// `args[1]` the key; Redis has checked the arity.
+pub trait Handler {
+    fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult;
+}
+
+type Callback =
+    extern "C" fn(*mut raw::RedisModuleCtx, *mut *mut raw::RedisModuleString, c_int) -> c_int;
+
+/// The C entry Redis calls for the command `H`. A panic must never unwind
+/// into Redis (it would abort the server): anything that panics, the
+/// handler or the reply, ends as an error reply instead.
+pub extern "C" fn callback<H: Handler>(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+) -> c_int {
+    let Some(ctx) = NonNull::new(ctx) else {
+        return raw::REDISMODULE_ERR as c_int;
+    };
+    let ctx = Ctx {
+        raw: ctx,
+        _call: PhantomData,
+    };
+    let args: &[Arg] = match usize::try_from(argc) {
+        // SAFETY: Redis passes the call's `argc` live, non-null argument
+        // strings; `Arg` is a transparent wrapper of such a pointer, and
+        // the slice lives only as long as this call (`'call` is local).
+        Ok(len) if !argv.is_null() => unsafe {
+            std::slice::from_raw_parts(argv.cast::<Arg>(), len)
+        },
+        _ => &[],
+    };
+    let replied = catch_unwind(AssertUnwindSafe(|| {
+        let result = H::run(ctx, args);
+        send(ctx, &result);
+    }));
+    if replied.is_err() {
+        send(
+            ctx,
+            &Err(ErrorReply::new(
+                "ERR redis-guard internal error (caught a panic)",
+            )),
+        );
+    }
+    raw::REDISMODULE_OK as c_int
+}
+
+fn send(ctx: Ctx, result: &CommandResult) {
+    let ctx = ctx.as_ptr();
+    // SAFETY: replying on the running command's own context, once.
+    unsafe {
+        match result {
+            Ok(Reply::Integer(n)) => {
+                raw::RedisModule_ReplyWithLongLong.unwrap()(ctx, *n);
+            }
+            Ok(Reply::Integers(values)) => {
+                raw::RedisModule_ReplyWithArray.unwrap()(ctx, values.len() as _);
+                for &n in values.as_slice() {
+                    raw::RedisModule_ReplyWithLongLong.unwrap()(ctx, n);
+                }
+            }
+            Err(error) => {
+                // Our texts have no NUL; one that did is cut, not a panic.
+                let text = error.message().replace('\0', "");
+                let text = CString::new(text).unwrap_or_default();
+                raw::RedisModule_ReplyWithError.unwrap()(ctx, text.as_ptr());
+            }
+        }
+    }
+}
+
+/// How a command uses its one key, as its key spec tells Redis.
+#[derive(Clone, Copy)]
+pub struct KeyAccess(u32);
+
+impl KeyAccess {
+    const RW: u32 = raw::REDISMODULE_CMD_KEY_RW;
+    /// Reads the value and writes it back changed (INCRBY).
+    pub const UPDATE: KeyAccess =
+        KeyAccess(Self::RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_UPDATE);
+    /// Adds to the value (SADD).
+    pub const INSERT: KeyAccess = KeyAccess(Self::RW | raw::REDISMODULE_CMD_KEY_INSERT);
+    /// Removes from the value (SREM).
+    pub const DELETE: KeyAccess = KeyAccess(Self::RW | raw::REDISMODULE_CMD_KEY_DELETE);
+}
+
+/// One argument as `COMMAND DOCS` shows it.
+pub struct ArgDoc {
+    name: &'static CStr,
+    kind: raw::RedisModuleCommandArgType,
+    flags: u32,
+}
+
+impl ArgDoc {
+    pub const KEY: ArgDoc = ArgDoc::new(
+        c"key",
+        raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY,
+    );
+
+    const fn new(name: &'static CStr, kind: raw::RedisModuleCommandArgType) -> ArgDoc {
+        ArgDoc {
+            name,
+            kind,
+            flags: 0,
+        }
+    }
+
+    pub const fn integer(name: &'static CStr) -> ArgDoc {
+        ArgDoc::new(
+            name,
+            raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER,
+        )
+    }
+
+    pub const fn string(name: &'static CStr) -> ArgDoc {
+        ArgDoc::new(
+            name,
+            raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING,
+        )
+    }
+
+    /// Given one or more times.
+    pub const fn multiple(self) -> ArgDoc {
+        ArgDoc {
+            flags: self.flags | raw::REDISMODULE_CMD_ARG_MULTIPLE,
+            ..self
+        }
+    }
+
+    /// May be left out.
+    pub const fn optional(self) -> ArgDoc {
+        ArgDoc {
+            flags: self.flags | raw::REDISMODULE_CMD_ARG_OPTIONAL,
+            ..self
+        }
+    }
+}
+
+/// A command's metadata and entry: everything registration needs. Each
+/// command declares one beside its handler.
+pub struct Command {
+    pub name: &'static CStr,
+    /// Command flags, as the command's Redis twin has them.
+    pub flags: &'static CStr,
+    /// ACL categories beside `@guard`, as the Redis twin's (`write fast`).
+    pub acl_categories: &'static CStr,
+    /// Negative: at least that many arguments, the name included.
+    pub arity: i32,
+    pub key: KeyAccess,
+    pub summary: &'static CStr,
+    pub complexity: &'static CStr,
+    /// After the name, in order; the key first.
+    pub args: &'static [ArgDoc],
+    pub callback: Callback,
+}
+
+/// The module's version, shown by `COMMAND DOCS` as `since` (and by
+/// `MODULE LIST`): Cargo.toml's.
+const VERSION: &CStr =
+    match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+        Ok(version) => version,
+        Err(_) => panic!("the package version has a NUL byte"),
+    };
+
+const INFO_VERSION: raw::RedisModuleCommandInfoVersion = raw::RedisModuleCommandInfoVersion {
+    version: 1,
+    sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
+    sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
+    sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
+};
+
+impl Command {
+    /// Creates the command with its key at argv[1] (first = last = 1), then
+    /// attaches key spec, arity, docs and, where the server has the API,
+    /// ACL categories. Redis copies what it is given.
+    pub(super) fn register(
+        &self,
+        ctx: *mut raw::RedisModuleCtx,
+        acl: Option<&CStr>,
+    ) -> Result<(), String> {
+        let name = self.name.to_string_lossy();
+        // SAFETY: every string is a NUL-terminated static; ctx is the load
+        // context; the arrays handed to SetCommandInfo end with the zeroed
+        // entry Redis expects and outlive the call, which copies them.
+        unsafe {
+            let created = raw::RedisModule_CreateCommand.unwrap()(
+                ctx,
+                self.name.as_ptr(),
+                Some(self.callback),
+                self.flags.as_ptr(),
+                1,
+                1,
+                1,
+            );
+            if created != raw::REDISMODULE_OK as c_int {
+                return Err(format!("could not create {name}"));
+            }
+            let command = raw::RedisModule_GetCommand.unwrap()(ctx, self.name.as_ptr());
+            if command.is_null() {
+                return Err(format!("could not find {name} after creating it"));
+            }
+            let mut key_specs = [self.key_spec(), std::mem::zeroed()];
+            let mut args: Vec<raw::RedisModuleCommandArg> =
+                self.args.iter().map(|doc| doc.to_raw()).collect();
+            args.push(std::mem::zeroed());
+            let mut info = raw::RedisModuleCommandInfo {
+                version: &INFO_VERSION,
+                summary: self.summary.as_ptr(),
+                complexity: self.complexity.as_ptr(),
+                since: VERSION.as_ptr(),
+                history: std::ptr::null_mut(),
+                tips: std::ptr::null(),
+                arity: self.arity,
+                key_specs: key_specs.as_mut_ptr(),
+                args: args.as_mut_ptr(),
+            };
+            if raw::RedisModule_SetCommandInfo.unwrap()(command, &mut info)
+                != raw::REDISMODULE_OK as c_int
+            {
+                return Err(format!("could not set the command info of {name}"));
+            }
+            if let (Some(set_categories), Some(categories)) =
+                (raw::RedisModule_SetCommandACLCategories, acl)
+            {
+                if set_categories(command, categories.as_ptr()) != raw::REDISMODULE_OK as c_int {
+                    return Err(format!("could not set the ACL categories of {name}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The one key, at argv[1].
+    fn key_spec(&self) -> raw::RedisModuleCommandKeySpec {
+        raw::RedisModuleCommandKeySpec {
+            notes: std::ptr::null(),
+            flags: u64::from(self.key.0),
+            begin_search_type: raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX,
+            bs: raw::RedisModuleCommandKeySpec__bindgen_ty_1 {
+                index: raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_1 { pos: 1 },
+            },
+            find_keys_type: raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE,
+            fk: raw::RedisModuleCommandKeySpec__bindgen_ty_2 {
+                range: raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 {
+                    lastkey: 0,
+                    keystep: 1,
+                    limit: 0,
+                },
+            },
+        }
+    }
+}
+
+impl ArgDoc {
+    fn to_raw(&self) -> raw::RedisModuleCommandArg {
+        let is_key = self.kind == raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY;
+        raw::RedisModuleCommandArg {
+            name: self.name.as_ptr(),
+            type_: self.kind,
+            key_spec_index: if is_key { 0 } else { -1 },
+            token: std::ptr::null(),
+            summary: std::ptr::null(),
+            since: std::ptr::null(),
+            flags: self.flags as c_int,
+            deprecated_since: std::ptr::null(),
+            subargs: std::ptr::null_mut(),
+            display_text: std::ptr::null(),
+        }
+    }
+}

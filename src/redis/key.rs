@@ -1,0 +1,225 @@
+//! The key a command names: opening it, reading and writing integers in
+//! place (so the TTL is never dropped), expiry as absolute times, and the
+//! side effects every real write owes: propagation of its *effects*,
+//! keyspace events and the `WATCH` signal.
+//!
+//! The module runs with `NO_IMPLICIT_SIGNAL_MODIFIED`, so opening a key for
+//! writing and changing nothing disturbs no `WATCH`;
+//! [`CommandKey::signal_modified`] signals the writes that happened.
+
+use std::ffi::CStr;
+use std::os::raw::c_int;
+use std::ptr::NonNull;
+
+use redis_module::raw;
+
+use super::command::{Arg, Ctx};
+use crate::integer;
+use crate::reply::{ErrorReply, NOT_AN_INTEGER, WRONGTYPE};
+
+/// Keyspace event classes, as `notify-keyspace-events` selects them.
+#[derive(Clone, Copy)]
+pub enum EventClass {
+    Generic = raw::REDISMODULE_NOTIFY_GENERIC as isize,
+    String = raw::REDISMODULE_NOTIFY_STRING as isize,
+    Set = raw::REDISMODULE_NOTIFY_SET as isize,
+}
+
+/// What a command changed, as the plain Redis write that reproduces it on a
+/// replica or AOF reload. Expiry always travels as an absolute time.
+#[derive(Clone, Copy)]
+pub enum Effect<'call> {
+    /// `INCRBY key increment`, the argument as received: it parsed as a
+    /// canonical integer, so the replica reads the same number.
+    IncrBy(Arg<'call>),
+    /// `SET key value KEEPTTL`
+    SetKeepTtl(i64),
+    /// `SET key value PXAT at_ms`
+    SetExpiringAt { value: i64, at_ms: i64 },
+}
+
+/// The key named by the running command (argv[1]): what its effects,
+/// events and signals are addressed to, open or not.
+#[derive(Clone, Copy)]
+pub struct CommandKey<'call> {
+    pub(super) ctx: Ctx<'call>,
+    pub(super) name: Arg<'call>,
+}
+
+impl<'call> CommandKey<'call> {
+    pub fn new(ctx: Ctx<'call>, name: Arg<'call>) -> Self {
+        CommandKey { ctx, name }
+    }
+
+    /// Opens the key for reading and writing, as a write command's lookup
+    /// does (a logically expired key is gone). Closed on drop.
+    pub fn open(self) -> OpenKey<'call> {
+        let mode = (raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as c_int;
+        // SAFETY: ctx and name belong to the running command.
+        let handle = unsafe {
+            raw::RedisModule_OpenKey.unwrap()(self.ctx.as_ptr(), self.name.as_ptr(), mode)
+        };
+        OpenKey {
+            handle: NonNull::new(handle.cast()).expect("OpenKey in write mode returns a handle"),
+            _key: self,
+        }
+    }
+
+    /// Propagates the effect of this command to replicas and the AOF: one
+    /// plain write per call, so no MULTI/EXEC wrapper is needed.
+    pub fn replicate(self, effect: Effect) {
+        let (ctx, key) = (self.ctx.as_ptr(), self.name.as_ptr());
+        // SAFETY: each format string matches the arguments passed after it
+        // (s: RedisModuleString, l: long long, c: C string).
+        unsafe {
+            let replicate = raw::RedisModule_Replicate.unwrap();
+            match effect {
+                Effect::IncrBy(increment) => replicate(
+                    ctx,
+                    c"INCRBY".as_ptr(),
+                    c"ss".as_ptr(),
+                    key,
+                    increment.as_ptr(),
+                ),
+                Effect::SetKeepTtl(value) => replicate(
+                    ctx,
+                    c"SET".as_ptr(),
+                    c"slc".as_ptr(),
+                    key,
+                    value,
+                    c"KEEPTTL".as_ptr(),
+                ),
+                Effect::SetExpiringAt { value, at_ms } => replicate(
+                    ctx,
+                    c"SET".as_ptr(),
+                    c"slcl".as_ptr(),
+                    key,
+                    value,
+                    c"PXAT".as_ptr(),
+                    at_ms,
+                ),
+            };
+        }
+    }
+
+    /// Fires a keyspace event for this key.
+    pub fn notify(self, class: EventClass, event: &CStr) {
+        // SAFETY: the event name is NUL-terminated; ctx and name belong to
+        // the running command.
+        unsafe {
+            raw::RedisModule_NotifyKeyspaceEvent.unwrap()(
+                self.ctx.as_ptr(),
+                class as c_int,
+                event.as_ptr(),
+                self.name.as_ptr(),
+            );
+        }
+    }
+
+    /// Tells `WATCH` (and client-side caching) that the key changed: owed
+    /// by every real write made through an open key.
+    pub fn signal_modified(self) {
+        // SAFETY: ctx and name belong to the running command.
+        unsafe {
+            raw::RedisModule_SignalModifiedKey.unwrap()(self.ctx.as_ptr(), self.name.as_ptr())
+        };
+    }
+}
+
+/// An open key handle, closed on drop.
+pub struct OpenKey<'call> {
+    handle: NonNull<raw::RedisModuleKey>,
+    _key: CommandKey<'call>,
+}
+
+impl OpenKey<'_> {
+    fn key_type(&self) -> c_int {
+        // SAFETY: an open key.
+        unsafe { raw::RedisModule_KeyType.unwrap()(self.handle.as_ptr()) }
+    }
+
+    /// The integer held here: `None` for a missing key, WRONGTYPE for a
+    /// non-string, INCRBY's error for a string that is not an integer.
+    pub fn read_integer(&self) -> Result<Option<i64>, ErrorReply> {
+        match self.key_type() as isize {
+            raw::REDISMODULE_KEYTYPE_EMPTY => Ok(None),
+            raw::REDISMODULE_KEYTYPE_STRING => {
+                let mut len = 0;
+                // SAFETY: a string key; its bytes are parsed before any
+                // other call touches the key.
+                let bytes = unsafe {
+                    let ptr = raw::RedisModule_StringDMA.unwrap()(
+                        self.handle.as_ptr(),
+                        &mut len,
+                        raw::REDISMODULE_READ as c_int,
+                    );
+                    if ptr.is_null() {
+                        return Err(WRONGTYPE);
+                    }
+                    std::slice::from_raw_parts(ptr.cast::<u8>(), len)
+                };
+                integer::parse(bytes).map(Some).ok_or(NOT_AN_INTEGER)
+            }
+            _ => Err(WRONGTYPE),
+        }
+    }
+
+    /// Stores `value` as a decimal string, in place: the key's TTL stays
+    /// exactly as it was (StringSet would drop it). Creates a missing key.
+    /// Callers read it with `read_integer` first, so it holds a string or
+    /// nothing.
+    pub fn write_integer(&mut self, value: i64) -> Result<(), ErrorReply> {
+        let mut buffer = [0u8; integer::MAX_DIGITS];
+        let digits = integer::format(value, &mut buffer);
+        // SAFETY: a key open for writing; DMA is re-obtained after the
+        // truncate, as the API requires, and written within its length.
+        unsafe {
+            let handle = self.handle.as_ptr();
+            let resized = raw::RedisModule_StringTruncate.unwrap()(handle, digits.len());
+            let mut len = 0;
+            let ptr = raw::RedisModule_StringDMA.unwrap()(
+                handle,
+                &mut len,
+                raw::REDISMODULE_WRITE as c_int,
+            );
+            if resized != raw::REDISMODULE_OK as c_int || ptr.is_null() || len != digits.len() {
+                return Err(ErrorReply::new("ERR redis-guard could not write the value"));
+            }
+            std::ptr::copy_nonoverlapping(digits.as_ptr(), ptr.cast::<u8>(), len);
+        }
+        Ok(())
+    }
+
+    /// The absolute expiry (unix ms), or `None` for no TTL.
+    pub fn expires_at_ms(&self) -> Option<i64> {
+        // SAFETY: an open key.
+        let at = unsafe { raw::RedisModule_GetAbsExpire.unwrap()(self.handle.as_ptr()) };
+        (at != raw::REDISMODULE_NO_EXPIRE as i64).then_some(at)
+    }
+
+    /// Sets the absolute expiry of a key that exists (just written).
+    pub fn set_expires_at_ms(&mut self, at_ms: i64) {
+        // SAFETY: an open key; on an empty one the API only returns an error.
+        unsafe { raw::RedisModule_SetAbsExpire.unwrap()(self.handle.as_ptr(), at_ms) };
+    }
+
+    /// A set's cardinality without a nested call: 0 for a missing key,
+    /// WRONGTYPE for anything but a set.
+    pub fn set_len(&self) -> Result<i64, ErrorReply> {
+        match self.key_type() as isize {
+            raw::REDISMODULE_KEYTYPE_EMPTY => Ok(0),
+            // SAFETY: an open set key.
+            raw::REDISMODULE_KEYTYPE_SET => {
+                Ok(unsafe { raw::RedisModule_ValueLength.unwrap()(self.handle.as_ptr()) } as i64)
+            }
+            _ => Err(WRONGTYPE),
+        }
+    }
+}
+
+impl Drop for OpenKey<'_> {
+    fn drop(&mut self) {
+        // SAFETY: opened in `open`, closed once.
+        unsafe { raw::RedisModule_CloseKey.unwrap()(self.handle.as_ptr()) };
+    }
+}

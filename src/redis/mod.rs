@@ -1,0 +1,21 @@
+//! The Redis module API, and the only place in the crate that touches it.
+//!
+//! Every `unsafe` block of the crate lives in this folder, each with the
+//! reason it holds. What the rest of the crate sees is safe: a [`Ctx`] and
+//! [`Arg`]s that cannot outlive the call they belong to, an [`OpenKey`]
+//! that closes itself, the [`Effect`]s a command propagates, and the
+//! [`Command`] metadata that registers a command. Business rules live
+//! elsewhere; nothing here decides anything.
+
+mod alloc;
+mod call;
+mod command;
+mod info;
+mod key;
+mod load;
+
+pub use alloc::ModuleAlloc;
+pub use call::SetCall;
+pub use command::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
+pub use key::{CommandKey, Effect, EventClass};
+pub use load::load;

@@ -1,0 +1,25 @@
+//! `GUARD.TEST-PANIC key`: registered only when the module is loaded with
+//! `test-panic-command`, to prove that a panic cannot take Redis down.
+
+use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
+use crate::reply::CommandResult;
+
+pub const COMMAND: Command = Command {
+    name: c"guard.test-panic",
+    flags: c"write fast",
+    acl_categories: c"write fast",
+    arity: 2,
+    key: KeyAccess::UPDATE,
+    summary: c"Test only: panics inside a command handler.",
+    complexity: c"O(1)",
+    args: &[ArgDoc::KEY],
+    callback: callback::<TestPanic>,
+};
+
+struct TestPanic;
+
+impl Handler for TestPanic {
+    fn run(_ctx: Ctx<'_>, _args: &[Arg<'_>]) -> CommandResult {
+        panic!("guard.test-panic: a deliberate panic");
+    }
+}

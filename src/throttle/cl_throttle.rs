@@ -1,0 +1,154 @@
+//! `CL.THROTTLE key max_burst count period [quantity]`: redis-cell's rate
+//! limiter, argument for argument, with effects replicated.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::gcra::{self, Rate};
+use crate::args;
+use crate::redis::{
+    callback, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, Handler, KeyAccess,
+};
+use crate::reply::{CommandResult, ErrorReply, Reply};
+use crate::stats;
+
+pub const COMMAND: Command = Command {
+    name: c"cl.throttle",
+    flags: c"write deny-oom fast",
+    acl_categories: c"write fast",
+    arity: -5,
+    key: KeyAccess::UPDATE,
+    summary: c"GCRA rate limit: count per period, bursts of max_burst + 1, as redis-cell.",
+    complexity: c"O(1)",
+    args: &[
+        ArgDoc::KEY,
+        ArgDoc::integer(c"max_burst"),
+        ArgDoc::integer(c"count"),
+        ArgDoc::integer(c"period"),
+        ArgDoc::integer(c"quantity").optional(),
+    ],
+    callback: callback::<Throttle>,
+};
+
+/// A parsed call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Throttle {
+    pub rate: Rate,
+}
+
+impl Throttle {
+    /// `args` are the arguments after the key.
+    pub fn parse<A: AsRef<[u8]>>(args: &[A]) -> Result<Self, ErrorReply> {
+        let (max_burst, count, period, quantity) = match args {
+            [max_burst, count, period] => (max_burst, count, period, None),
+            [max_burst, count, period, quantity] => (max_burst, count, period, Some(quantity)),
+            _ => return Err(args::wrong_arity("cl.throttle")),
+        };
+        let max_burst = args::non_negative(max_burst.as_ref(), "max_burst")?;
+        let count = args::positive(count.as_ref(), "count")?;
+        let period = args::positive(period.as_ref(), "period")?;
+        let quantity = match quantity {
+            Some(quantity) => args::non_negative(quantity.as_ref(), "quantity")?,
+            None => 1,
+        };
+        Ok(Throttle {
+            rate: Rate::new(max_burst, count, period, quantity)?,
+        })
+    }
+}
+
+/// The wall clock in ns since the Unix epoch, as redis-cell reads it (the
+/// stored TAT is in this unit; Redis 7.0 offers modules milliseconds only).
+fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
+        })
+}
+
+impl Handler for Throttle {
+    fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
+        stats::THROTTLE_CALLS.bump();
+        let request = Throttle::parse(&args[2..])?;
+        let target = CommandKey::new(ctx, args[1]);
+        let mut key = target.open();
+        let decision = gcra::decide(key.read_integer()?, now_ns(), &request.rate)?;
+
+        if let Some(stored) = decision.store {
+            key.write_integer(stored.tat_ns)?;
+            key.set_expires_at_ms(stored.expires_at_ms);
+            target.notify(EventClass::String, c"set");
+            target.notify(EventClass::Generic, c"expire");
+            target.replicate(Effect::SetExpiringAt {
+                value: stored.tat_ns,
+                at_ms: stored.expires_at_ms,
+            });
+            target.signal_modified();
+        }
+        if decision.limited {
+            stats::THROTTLE_LIMITED.bump();
+        } else {
+            stats::THROTTLE_ALLOWED.bump();
+        }
+        Ok(Reply::Integers(decision.reply().into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(args: &[&str]) -> String {
+        Throttle::parse(args).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn quantity_defaults_to_one() {
+        let rate = Throttle::parse(&["15", "30", "60"]).unwrap().rate;
+        assert_eq!(rate, Rate::new(15, 30, 60, 1).unwrap());
+        assert_eq!(rate.limit, 16);
+        assert_eq!(rate.emission_ns, 2_000_000_000);
+        assert_eq!(
+            Throttle::parse(&["0", "1", "1", "0"])
+                .unwrap()
+                .rate
+                .increment_ns,
+            0
+        );
+    }
+
+    #[test]
+    fn rejects_what_redis_cell_accepted() {
+        for (args, name) in [
+            (&["+5", "1", "1"][..], "max_burst"),
+            (&["007", "1", "1"], "max_burst"),
+            (&["-1", "1", "1"], "max_burst"),
+            (&["0", "0", "1"], "count"),
+            (&["0", "-3", "1"], "count"),
+            (&["0", "1", "0"], "period"),
+            (&["0", "1", "1.5"], "period"),
+            (&["0", "1", "1", "-1"], "quantity"),
+            (&["0", "1", "1", "\u{ff}"], "quantity"),
+        ] {
+            let error = error(args);
+            assert!(
+                error.starts_with(&format!("ERR {name} ")),
+                "{args:?}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn reports_the_first_bad_argument_in_order() {
+        assert!(error(&["-1", "0", "0", "-1"]).starts_with("ERR max_burst "));
+        assert!(error(&["1", "0", "0", "-1"]).starts_with("ERR count "));
+        assert!(error(&["1", "1", "0", "-1"]).starts_with("ERR period "));
+        assert!(error(&["1", "1", "1", "-1"]).starts_with("ERR quantity "));
+    }
+
+    #[test]
+    fn checks_the_argument_count() {
+        assert!(error(&["1", "1"]).contains("wrong number"));
+        assert!(error(&["1", "1", "1", "1", "1"]).contains("wrong number"));
+    }
+}
