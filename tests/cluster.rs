@@ -147,6 +147,9 @@ fn routes_every_command_to_the_owner(cluster: &Cluster) {
         assert_eq!(issue(&mut con, &coupon, "bob", 1), -2);
         assert_eq!(revoke(&mut con, &coupon, "alice"), 1);
         assert_eq!(issue(&mut con, &coupon, "bob", 1), 1);
+        let rate = format!("rate:{i}");
+        assert_eq!(throttle(&mut con, &rate, 0, 1, 600, 1), [0, 1, 0, -1, 600]);
+        assert_eq!(throttle(&mut con, &rate, 0, 1, 600, 1), [1, 1, 0, 600, 600]);
 
         // The data sits on the slot's owner, and any other node redirects.
         let owner = cluster.primary_of(slot(&mut any, &counter));
@@ -192,6 +195,12 @@ fn hash_tagged_keys_share_a_node(cluster: &Cluster) {
         .query(&mut owner.con())
         .unwrap();
     assert_eq!(both, [Some(1), Some(7500)]);
+    // A customer's rate limit beside their counters, on the same node.
+    let rate = "{cust:42}:rate";
+    assert_eq!(slot(&mut any, rate), slot(&mut any, orders));
+    assert_eq!(throttle(&mut con, rate, 4, 10, 60, 1)[..3], [0, 5, 4]);
+    let stored: Option<i64> = redis::cmd("GET").arg(rate).query(&mut owner.con()).unwrap();
+    assert!(stored.is_some_and(|tat| tat > 0), "{stored:?}");
 }
 
 /// Values, members (sorted: a set's internal order may differ between

@@ -36,6 +36,8 @@ fn command_getkeys_finds_the_one_key() {
         vec!["MON.DECRCLAMP", "{cust:42}:amount", "5"],
         vec!["COUPON.ISSUE", "drop:1", "alice", "100"],
         vec!["COUPON.REVOKE", "drop:1", "alice"],
+        vec!["CL.THROTTLE", "{user:7}:api", "15", "30", "60"],
+        vec!["CL.THROTTLE", "{user:7}:api", "15", "30", "60", "2"],
     ] {
         let keys: Vec<String> = redis::cmd("COMMAND")
             .arg("GETKEYS")
@@ -55,6 +57,7 @@ fn command_info_has_arity_flags_and_key_positions() {
         ("mon.decrclamp", 3, &["write", "denyoom", "fast"][..]),
         ("coupon.issue", 4, &["write", "denyoom", "fast"][..]),
         ("coupon.revoke", 3, &["write", "fast"][..]),
+        ("cl.throttle", -5, &["write", "denyoom", "fast"][..]),
     ];
     for (name, arity, flags) in expected {
         let info: Vec<Vec<Value>> = redis::cmd("COMMAND")
@@ -97,6 +100,10 @@ fn command_docs_describe_every_argument() {
         ("mon.decrclamp", &["key", "amount"][..]),
         ("coupon.issue", &["key", "user", "limit"][..]),
         ("coupon.revoke", &["key", "user"][..]),
+        (
+            "cl.throttle",
+            &["key", "max_burst", "count", "period", "quantity"][..],
+        ),
     ];
     for (name, args) in expected {
         let docs: Value = redis::cmd("COMMAND")
@@ -130,6 +137,49 @@ fn command_docs_describe_every_argument() {
         docs.windows(2).any(|w| w == ["flags", "multiple"]),
         "threshold is repeatable: {docs:?}"
     );
+    let docs = flatten(
+        &redis::cmd("COMMAND")
+            .arg("DOCS")
+            .arg("cl.throttle")
+            .query(&mut con)
+            .unwrap(),
+    );
+    assert!(
+        docs.windows(2).any(|w| w == ["flags", "optional"]),
+        "quantity may be left out: {docs:?}"
+    );
+}
+
+#[test]
+fn module_list_and_command_docs_show_the_package_version() {
+    let server = Server::start();
+    let mut con = server.con();
+    let list: Vec<Vec<Value>> = redis::cmd("MODULE").arg("LIST").query(&mut con).unwrap();
+    let guard = list
+        .iter()
+        .find(|fields| fields.len() > 3 && text(&fields[1]) == "guard")
+        .expect("guard in MODULE LIST");
+    let [major, minor, patch] = [
+        env!("CARGO_PKG_VERSION_MAJOR"),
+        env!("CARGO_PKG_VERSION_MINOR"),
+        env!("CARGO_PKG_VERSION_PATCH"),
+    ]
+    .map(|part| part.parse::<i64>().unwrap());
+    assert_eq!(guard[3], Value::Int(major * 10_000 + minor * 100 + patch));
+    for name in ["mon.incrcheck", "cl.throttle"] {
+        let docs = flatten(
+            &redis::cmd("COMMAND")
+                .arg("DOCS")
+                .arg(name)
+                .query(&mut con)
+                .unwrap(),
+        );
+        assert!(
+            docs.windows(2)
+                .any(|w| w == ["since", env!("CARGO_PKG_VERSION")]),
+            "{name}: {docs:?}"
+        );
+    }
 }
 
 fn flatten(value: &Value) -> Vec<String> {
@@ -158,6 +208,9 @@ fn info_guard_lists_every_counter() {
         "coupon_duplicates",
         "coupon_soldout",
         "coupon_revoked",
+        "throttle_calls",
+        "throttle_allowed",
+        "throttle_limited",
     ];
     for section in ["guard", "modules", "everything"] {
         let info: String = redis::cmd("INFO").arg(section).query(&mut con).unwrap();

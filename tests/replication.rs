@@ -12,7 +12,7 @@ use redis::Connection;
 
 /// Everything the module writes, for one key set.
 fn state(con: &mut Connection) -> Vec<(String, Option<String>, Vec<String>, i64)> {
-    ["orders", "amount", "refund", "drop"]
+    ["orders", "amount", "refund", "drop", "rate"]
         .iter()
         .map(|key| {
             let key_type: String = redis::cmd("TYPE").arg(*key).query(con).unwrap();
@@ -45,6 +45,10 @@ fn workload(con: &mut Connection) {
     issue(con, "drop", "alice", 3);
     revoke(con, "drop", "bob");
     issue(con, "drop", "carol", 3);
+    throttle(con, "rate", 2, 1, 60, 1);
+    throttle(con, "rate", 2, 1, 60, 2);
+    throttle(con, "rate", 2, 1, 60, 1);
+    throttle(con, "rate", 2, 1, 60, 0);
 }
 
 #[test]
@@ -87,6 +91,7 @@ fn calls_that_change_nothing_propagate_nothing() {
     let _replica = Server::replica_of(&primary);
     let mut con = primary.con();
     issue(&mut con, "drop", "alice", 1);
+    throttle(&mut con, "rate", 0, 1, 60, 1);
     let _: () = redis::cmd("SET")
         .arg("zero")
         .arg(0)
@@ -98,6 +103,8 @@ fn calls_that_change_nothing_propagate_nothing() {
     assert_eq!(issue(&mut con, "drop", "alice", 1), -1);
     assert_eq!(issue(&mut con, "drop", "bob", 1), -2);
     assert_eq!(revoke(&mut con, "drop", "bob"), 0);
+    assert_eq!(throttle(&mut con, "rate", 0, 1, 60, 1)[0], 1);
+    assert_eq!(throttle(&mut con, "rate", 0, 1, 60, 0)[0], 0);
     let _ = redis::cmd("MON.INCRCHECK")
         .arg("drop")
         .arg(1)

@@ -62,6 +62,8 @@ fn fresh_dir() -> PathBuf {
 pub struct Server {
     pub port: u16,
     dir: PathBuf,
+    /// The module loaded: this crate's, or a peer's (redis-cell).
+    module: PathBuf,
     module_args: Vec<String>,
     extra: Vec<String>,
     child: Option<Child>,
@@ -78,9 +80,15 @@ impl Server {
 
     /// `module_args` follow the module's path on `--loadmodule`.
     pub fn with_module_args(module_args: &[&str], extra: &[&str]) -> Server {
+        Server::with_module(module_path(), module_args, extra)
+    }
+
+    /// A server that loads `module` instead of this crate's.
+    pub fn with_module(module: PathBuf, module_args: &[&str], extra: &[&str]) -> Server {
         let mut server = Server {
             port: 0,
             dir: fresh_dir(),
+            module,
             module_args: module_args.iter().map(|s| s.to_string()).collect(),
             extra: extra.iter().map(|s| s.to_string()).collect(),
             child: None,
@@ -138,7 +146,7 @@ impl Server {
             .args(words)
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .arg("--loadmodule")
-            .arg(module_path())
+            .arg(&self.module)
             .args(&self.module_args)
             .arg("--dir")
             .arg(&self.dir)
@@ -181,6 +189,21 @@ impl Server {
     pub fn con(&self) -> Connection {
         self.try_connect()
             .unwrap_or_else(|| panic!("cannot connect to {}", self.port))
+    }
+
+    /// The server's working directory (its AOF is under `appendonlydir`).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Everything the AOF holds so far, as text.
+    pub fn aof_text(&self) -> String {
+        let mut text = String::new();
+        for entry in std::fs::read_dir(self.dir.join("appendonlydir")).unwrap() {
+            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+            text.push_str(&String::from_utf8_lossy(&bytes));
+        }
+        text
     }
 
     pub fn log(&self) -> String {
@@ -296,6 +319,8 @@ pub fn snapshot(con: &mut Connection, key: &str) -> Snapshot {
             "guard_coupon_duplicates",
             "guard_coupon_soldout",
             "guard_coupon_revoked",
+            "guard_throttle_allowed",
+            "guard_throttle_limited",
         ]
         .iter()
         .map(|field| info_field(con, field))
@@ -397,6 +422,26 @@ pub fn revoke(con: &mut impl ConnectionLike, key: &str, user: &str) -> i64 {
         .arg(user)
         .query(con)
         .unwrap()
+}
+
+/// `[limited, limit, remaining, retry_after, reset_after]` from CL.THROTTLE.
+pub fn throttle(
+    con: &mut impl ConnectionLike,
+    key: &str,
+    max_burst: i64,
+    count: i64,
+    period: i64,
+    quantity: i64,
+) -> [i64; 5] {
+    let reply: Vec<i64> = redis::cmd("CL.THROTTLE")
+        .arg(key)
+        .arg(max_burst)
+        .arg(count)
+        .arg(period)
+        .arg(quantity)
+        .query(con)
+        .unwrap();
+    reply.try_into().expect("five integers")
 }
 
 /// `SET key value EX seconds`: a counter with a running TTL.
