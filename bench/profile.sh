@@ -6,16 +6,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-20000}
-MODULE=$PWD/target/release/libredis_guard.so
+MODULE=${CARGO_TARGET_DIR:-$PWD/target}/release/libredis_guard.so
 WORK=${PROFILE_DIR:-$(mktemp -d)}
 [ -n "${PROFILE_DIR:-}" ] || trap 'rm -rf "$WORK"' EXIT
 
 total() { # $1: label, rest: command to load (empty: idle)
   local label=$1; shift
   local port=$((20000 + RANDOM % 20000))
+  # The redis-cell row loads the peer instead of this module.
+  local module=$MODULE
+  [ "$label" = cell ] && module=$(tests/peers/redis-cell.sh 2>/dev/null)
   valgrind --tool=callgrind --callgrind-out-file="$WORK/$label.out" \
     redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
-    --loadmodule "$MODULE" >/dev/null 2>&1 &
+    --loadmodule "$module" >/dev/null 2>&1 &
   local pid=$!
   until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.2; done
   # The same keys exist in every run, the idle one included: a sold-out
@@ -35,6 +38,7 @@ printf '| command | instructions per request (callgrind, -P 16) |\n|---|---|\n'
 while IFS='|' read -r label command; do
   # shellcheck disable=SC2086
   t=$(total "$label" $command)
+  [ "$label" = cell ] && command="$command (redis-cell 0.2.2)"
   printf '| %s | %d |\n' "$command" $(( (t - idle) / N ))
 done <<'CASES'
 incrby|INCRBY cnt:__rand_int__ 1
@@ -45,4 +49,6 @@ sadd|SADD set:__rand_int__ user:__rand_int__
 issue|COUPON.ISSUE cpn:__rand_int__ user:__rand_int__ 1000000000
 sismember|SISMEMBER soldout user:__rand_int__
 soldout|COUPON.ISSUE soldout user:__rand_int__ 1
+throttle|CL.THROTTLE thr:__rand_int__ 100 1 60 1
+cell|CL.THROTTLE thr:__rand_int__ 100 1 60 1
 CASES

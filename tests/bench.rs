@@ -1,6 +1,7 @@
 //! `make bench`: throughput of the native commands against their ceilings
-//! (INCRBY, SADD) and against the same logic as Lua (EVALSHA and FCALL), in
-//! one run on one server, with redis-benchmark. Several interleaved rounds,
+//! (INCRBY, SADD), against the same logic as Lua (EVALSHA and FCALL) and,
+//! for CL.THROTTLE, against redis-cell 0.2.2 on a second server, in one
+//! run, with redis-benchmark. Several interleaved rounds,
 //! medians, ratios; server cost per call from INFO commandstats and the main
 //! thread's CPU. Writes bench/RESULTS.md and bench/chart.svg.
 
@@ -10,7 +11,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::process::Command;
 
-use common::Server;
+use common::{redis_cell_module, Server};
 use redis::Connection;
 
 const CLIENTS: &str = "50";
@@ -21,6 +22,15 @@ const PIPELINES: [u32; 2] = [1, 16];
 const INCRCHECK_LUA: &str = include_str!("../bench/scripts/incrcheck.lua");
 const DECRCLAMP_LUA: &str = include_str!("../bench/scripts/decrclamp.lua");
 const COUPON_LUA: &str = include_str!("../bench/scripts/coupon_issue.lua");
+const THROTTLE_LUA: &str = include_str!("../bench/scripts/throttle.lua");
+
+/// Every Lua twin, by the name its sha and its function go by.
+const SCRIPTS: [(&str, &str); 4] = [
+    ("incrcheck", INCRCHECK_LUA),
+    ("decrclamp", DECRCLAMP_LUA),
+    ("coupon_issue", COUPON_LUA),
+    ("throttle", THROTTLE_LUA),
+];
 
 /// One measured command line.
 struct Case {
@@ -40,6 +50,7 @@ enum Family {
     DecrClamp,
     CouponIssue,
     CouponSoldOut,
+    Throttle,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -48,6 +59,8 @@ enum Kind {
     Native,
     EvalSha,
     FCall,
+    /// The same command from another module (redis-cell), on its own server.
+    Peer,
 }
 
 fn words(line: &str) -> Vec<String> {
@@ -64,11 +77,15 @@ fn cases(shas: &HashMap<&str, String>) -> Vec<Case> {
     };
     use Family::*;
     use Kind::*;
-    let (incr, decr, coupon) = (
+    let (incr, decr, coupon, throttle) = (
         &shas["incrcheck"],
         &shas["decrclamp"],
         &shas["coupon_issue"],
+        &shas["throttle"],
     );
+    // A per-user API limiter (1 a minute, bursts of 101) whose keys live
+    // for the whole run: every call takes the allowed path, which writes.
+    let limiter = "100 1 60 1";
     vec![
         case(
             "INCRBY",
@@ -175,6 +192,41 @@ fn cases(shas: &HashMap<&str, String>) -> Vec<Case> {
             "evalsha",
             format!("EVALSHA {coupon} 1 soldout user:__rand_int__ 1"),
         ),
+        case(
+            "INCRBY (throttle ceiling)",
+            Throttle,
+            Ceiling,
+            "incrby",
+            "INCRBY cnt:__rand_int__ 1".into(),
+        ),
+        case(
+            "CL.THROTTLE",
+            Throttle,
+            Native,
+            "cl.throttle",
+            format!("CL.THROTTLE thr:__rand_int__ {limiter}"),
+        ),
+        case(
+            "CL.THROTTLE (redis-cell 0.2.2)",
+            Throttle,
+            Peer,
+            "cl.throttle",
+            format!("CL.THROTTLE cell:__rand_int__ {limiter}"),
+        ),
+        case(
+            "EVALSHA throttle.lua",
+            Throttle,
+            EvalSha,
+            "evalsha",
+            format!("EVALSHA {throttle} 1 luathr:__rand_int__ {limiter}"),
+        ),
+        case(
+            "FCALL throttle",
+            Throttle,
+            FCall,
+            "fcall",
+            format!("FCALL throttle 1 fnthr:__rand_int__ {limiter}"),
+        ),
     ]
 }
 
@@ -182,11 +234,7 @@ fn cases(shas: &HashMap<&str, String>) -> Vec<Case> {
 /// becomes a function of (KEYS, ARGV).
 fn function_library() -> String {
     let mut library = String::from("#!lua name=guard_bench\n");
-    for (name, body) in [
-        ("incrcheck", INCRCHECK_LUA),
-        ("decrclamp", DECRCLAMP_LUA),
-        ("coupon_issue", COUPON_LUA),
-    ] {
+    for (name, body) in SCRIPTS {
         writeln!(
             library,
             "redis.register_function('{name}', function(KEYS, ARGV)\n{body}\nend)"
@@ -279,13 +327,10 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-fn setup(con: &mut Connection) -> HashMap<&'static str, String> {
+/// Loads every Lua twin as a script and as a function; their shas by name.
+fn load_scripts(con: &mut Connection) -> HashMap<&'static str, String> {
     let mut shas = HashMap::new();
-    for (name, body) in [
-        ("incrcheck", INCRCHECK_LUA),
-        ("decrclamp", DECRCLAMP_LUA),
-        ("coupon_issue", COUPON_LUA),
-    ] {
+    for (name, body) in SCRIPTS {
         let sha: String = redis::cmd("SCRIPT")
             .arg("LOAD")
             .arg(body)
@@ -299,6 +344,13 @@ fn setup(con: &mut Connection) -> HashMap<&'static str, String> {
         .arg(function_library())
         .query(con)
         .unwrap();
+    shas
+}
+
+/// The main server's fixtures: the scripts, refund counters that stay
+/// positive for the whole run, and a sold-out coupon event.
+fn setup(con: &mut Connection) -> HashMap<&'static str, String> {
+    let shas = load_scripts(con);
     // Refund counters (one set per implementation) that stay positive for
     // the whole run, with a TTL. redis-benchmark's __rand_int__ is 12 digits.
     let mut pipe = redis::pipe();
@@ -362,7 +414,21 @@ fn memory(con: &mut Connection) -> Vec<(i64, i64, i64)> {
 
 /// Every round's sample of each (case, pipeline), in round order.
 /// The issue's targets: (label, family, pipeline, compared with, ratio wanted).
-const TARGETS: [(&str, Family, u32, Kind, f64); 7] = [
+const TARGETS: [(&str, Family, u32, Kind, f64); 9] = [
+    (
+        "CL.THROTTLE / redis-cell, -P 16",
+        Family::Throttle,
+        16,
+        Kind::Peer,
+        1.5,
+    ),
+    (
+        "CL.THROTTLE / EVALSHA twin, -P 16",
+        Family::Throttle,
+        16,
+        Kind::EvalSha,
+        2.0,
+    ),
     (
         "MON.INCRCHECK / INCRBY, -P 16",
         Family::IncrCheck,
@@ -455,13 +521,19 @@ fn report(cases: &[Case], results: &Results, memory: &[(i64, i64, i64)], version
          Ratios are within one run; absolute numbers are not comparable across machines.\n"
     )
     .unwrap();
-    writeln!(out, "| command | rps -P 1 | × ceiling -P 1 | rps -P 16 | × ceiling -P 16 | × EVALSHA -P 16 | × FCALL -P 16 | usec/call | main-thread CPU µs/req -P 16 |").unwrap();
-    writeln!(out, "|---|---|---|---|---|---|---|---|---|").unwrap();
+    writeln!(
+        out,
+        "| command | rps -P 1 | × ceiling -P 1 | rps -P 16 | × ceiling -P 16 \
+         | × EVALSHA -P 16 | × FCALL -P 16 | × redis-cell -P 16 | usec/call \
+         | main-thread CPU µs/req -P 16 |"
+    )
+    .unwrap();
+    writeln!(out, "|---|---|---|---|---|---|---|---|---|---|").unwrap();
     for (i, case) in cases.iter().enumerate() {
         let native = case.kind == Kind::Native;
         writeln!(
             out,
-            "| {} | {:.0} | {} | {:.0} | {} | {} | {} | {:.2} | {:.2} |",
+            "| {} | {:.0} | {} | {:.0} | {} | {} | {} | {} | {:.2} | {:.2} |",
             case.name,
             median_of(results, (i, 1), |s| s.rps),
             fmt_ratio(ratio(results, cases, i, 1, Kind::Ceiling)),
@@ -474,6 +546,11 @@ fn report(cases: &[Case], results: &Results, memory: &[(i64, i64, i64)], version
             },
             if native {
                 fmt_ratio(ratio(results, cases, i, 16, Kind::FCall))
+            } else {
+                String::new()
+            },
+            if native {
+                fmt_ratio(ratio(results, cases, i, 16, Kind::Peer))
             } else {
                 String::new()
             },
@@ -541,6 +618,7 @@ fn chart(cases: &[Case], results: &Results) -> String {
             Kind::Native => "#2e7d32",
             Kind::EvalSha => "#c62828",
             Kind::FCall => "#ef6c00",
+            Kind::Peer => "#1565c0",
         };
         let y = 40 + i * row;
         let width = (ratio.min(1.5) / 1.5 * bar_width as f64) as usize;
@@ -560,7 +638,7 @@ fn chart(cases: &[Case], results: &Results) -> String {
     write!(
         svg,
         "<line x1=\"{one}\" y1=\"35\" x2=\"{one}\" y2=\"{}\" stroke=\"#000\" stroke-dasharray=\"4\"/>\n\
-         <text x=\"10\" y=\"{}\">grey: ceiling · green: native · red: EVALSHA · orange: FCALL · dashed line: 1.0</text>\n</svg>\n",
+         <text x=\"10\" y=\"{}\">grey: ceiling · green: native · red: EVALSHA · orange: FCALL · blue: redis-cell · dashed line: 1.0</text>\n</svg>\n",
         height - 25,
         height - 8
     )
@@ -589,6 +667,22 @@ fn main() {
     let server = Server::with_args(&["--appendonly", "no"]);
     let mut con = server.con();
     let shas = setup(&mut con);
+    // CL.THROTTLE and redis-cell each on a fresh server of their own,
+    // holding as many keys as each other (the throttle family's four
+    // prefixes there, one prefix and filler here): a dict of millions of
+    // keys from the other families would tax one side only.
+    let throttle = Server::with_args(&["--appendonly", "no"]);
+    let mut throttle_con = throttle.con();
+    load_scripts(&mut throttle_con);
+    let peer = Server::with_module(redis_cell_module(), &[], &["--appendonly", "no"]);
+    let mut peer_con = peer.con();
+    let filler = (3 * KEYSPACE.parse::<u32>().unwrap()).to_string();
+    let _: () = redis::cmd("DEBUG")
+        .arg("POPULATE")
+        .arg(filler)
+        .arg("filler")
+        .query(&mut peer_con)
+        .unwrap();
     let cases = cases(&shas);
     let version = info(&mut con, "server")
         .lines()
@@ -601,7 +695,11 @@ fn main() {
     for round in 1..=ROUNDS {
         for pipeline in PIPELINES {
             for (i, case) in cases.iter().enumerate() {
-                let sample = run(&server, &mut con, case, pipeline);
+                let sample = match (case.family, case.kind) {
+                    (_, Kind::Peer) => run(&peer, &mut peer_con, case, pipeline),
+                    (Family::Throttle, _) => run(&throttle, &mut throttle_con, case, pipeline),
+                    _ => run(&server, &mut con, case, pipeline),
+                };
                 eprintln!(
                     "round {round} -P {pipeline:<2} {:<38} {:>10.0} rps",
                     case.name, sample.rps

@@ -10,28 +10,12 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Command;
-
 use common::rng::Rng;
 use common::*;
 use redis::Connection;
 
 const SEED: u64 = 0x5eed_ce11_0000_0022;
 const CALLS: usize = 600;
-
-fn redis_cell() -> PathBuf {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/redis-cell.sh");
-    let output = Command::new(script)
-        .output()
-        .expect("run tests/peers/redis-cell.sh");
-    assert!(
-        output.status.success(),
-        "building redis-cell failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
-}
 
 /// A key's limiter: (max_burst, count, period).
 struct Limiter {
@@ -95,7 +79,7 @@ fn call_both(
 
 #[test]
 fn agrees_with_redis_cell_call_by_call_and_takes_over_its_keys() {
-    let peer_server = Server::with_module(redis_cell(), &[], &[]);
+    let peer_server = Server::with_module(redis_cell_module(), &[], &[]);
     let ours_server = Server::start();
     let (mut peer, mut ours) = (peer_server.con(), ours_server.con());
     let mut rng = Rng(SEED);

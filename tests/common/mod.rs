@@ -16,12 +16,16 @@ use redis::{Connection, ConnectionLike, Value};
 pub mod crowd;
 pub mod rng;
 
-/// The built module; `make test` builds it before the tests run.
+/// The built module; `make test` builds it before the tests run. It sits
+/// beside the test binary's own folder (`<target>/release/deps/..`), so
+/// CARGO_TARGET_DIR is honoured; GUARD_MODULE overrides.
 pub fn module_path() -> PathBuf {
     let path = std::env::var_os("GUARD_MODULE")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/libredis_guard.so")
+            let exe = std::env::current_exe().unwrap();
+            let profile_dir = exe.parent().and_then(Path::parent).unwrap();
+            profile_dir.join("libredis_guard.so")
         });
     assert!(
         path.exists(),
@@ -29,6 +33,46 @@ pub fn module_path() -> PathBuf {
         path.display()
     );
     path
+}
+
+/// redis-cell 0.2.2, the peer CL.THROTTLE is checked and benchmarked
+/// against: built by tests/peers/redis-cell.sh on first use.
+pub fn redis_cell_module() -> PathBuf {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/redis-cell.sh");
+    let output = Command::new(script)
+        .output()
+        .expect("run tests/peers/redis-cell.sh");
+    assert!(
+        output.status.success(),
+        "building redis-cell failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+}
+
+/// The server binary every test starts: GUARD_SERVER (`make test-matrix`
+/// sets it per server), else `redis-server` from PATH.
+pub fn server_binary() -> String {
+    std::env::var("GUARD_SERVER").unwrap_or_else(|_| "redis-server".to_string())
+}
+
+/// What the server under test is, from `INFO server`: ("redis", 7.0.15) or
+/// ("valkey", 9.1.2). Valkey also reports a redis_version for
+/// compatibility, which this ignores.
+pub fn server_kind(con: &mut Connection) -> (String, [u32; 3]) {
+    let info: String = redis::cmd("INFO").arg("server").query(con).unwrap();
+    let field = |name: &str| {
+        info.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
+            .map(|v| v.trim().to_string())
+    };
+    let (name, version) = match field("valkey_version") {
+        Some(version) => ("valkey", version),
+        None => ("redis", field("redis_version").expect("redis_version")),
+    };
+    let mut parts = version.split('.').map(|p| p.parse().unwrap_or(0));
+    let version = [(); 3].map(|_| parts.next().unwrap_or(0));
+    (name.to_string(), version)
 }
 
 fn free_port() -> u16 {
@@ -115,7 +159,7 @@ impl Server {
             let mut child = self
                 .command()
                 .spawn()
-                .expect("redis-server must be installed (make deps)");
+                .unwrap_or_else(|e| panic!("cannot run {} (make deps): {e}", server_binary()));
             let deadline = Instant::now() + Duration::from_secs(10);
             while Instant::now() < deadline {
                 if let Ok(Some(_)) = child.try_wait() {
@@ -140,7 +184,8 @@ impl Server {
     /// valgrind (tests/valgrind.sh).
     fn command(&self) -> Command {
         let wrapper = std::env::var("GUARD_SERVER_WRAPPER").unwrap_or_default();
-        let mut words = wrapper.split_whitespace().chain(["redis-server"]);
+        let server = server_binary();
+        let mut words = wrapper.split_whitespace().chain([server.as_str()]);
         let mut command = Command::new(words.next().unwrap());
         command
             .args(words)
@@ -244,18 +289,10 @@ impl Server {
     /// Polls INFO until `ready` holds (at most 10 s).
     pub fn wait_until(&self, ready: impl Fn(&str) -> bool, what: &str) {
         let mut con = self.con();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let info: String = redis::cmd("INFO")
-                .arg("everything")
-                .query(&mut con)
-                .unwrap();
-            if ready(&info) {
-                return;
-            }
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
-            thread::sleep(Duration::from_millis(20));
-        }
+        let info = |con: &mut Connection| -> String {
+            redis::cmd("INFO").arg("everything").query(con).unwrap()
+        };
+        wait_for(|| ready(&info(&mut con)), Duration::from_secs(10), what);
     }
 
     /// Kills the process outright (SIGKILL), as a crash or a lost machine.
@@ -494,6 +531,58 @@ pub fn events_of(server: &Server, call: impl FnOnce(&mut Connection)) -> Vec<(St
         }
         events.push((event, key));
     }
+}
+
+/// What the module may have written to `key`, in a form two servers can
+/// compare: its type, its contents (a string's value, or a set's members
+/// sorted: a set's internal order may differ between servers) and its
+/// absolute expiry.
+pub fn key_state(con: &mut Connection, key: &str) -> (String, Vec<String>, i64) {
+    let key_type: String = redis::cmd("TYPE").arg(key).query(con).unwrap();
+    let mut contents: Vec<String> = match key_type.as_str() {
+        "string" => vec![redis::cmd("GET").arg(key).query(con).unwrap()],
+        "set" => redis::cmd("SMEMBERS").arg(key).query(con).unwrap(),
+        "none" => Vec::new(),
+        other => panic!("{key} is a {other}"),
+    };
+    contents.sort();
+    (key_type, contents, pexpiretime(con, key))
+}
+
+pub fn keys_state(con: &mut Connection, keys: &[&str]) -> Vec<(String, Vec<String>, i64)> {
+    keys.iter().map(|key| key_state(con, key)).collect()
+}
+
+/// WATCH `key`, run `call` on another connection, and report whether a
+/// transaction on the watched key still goes through (nothing signalled
+/// the key as modified).
+pub fn watch_survives(server: &Server, key: &str, call: impl FnOnce(&mut Connection)) -> bool {
+    let mut watcher = server.con();
+    let _: () = redis::cmd("WATCH").arg(key).query(&mut watcher).unwrap();
+    call(&mut server.con());
+    let _: () = redis::cmd("MULTI").query(&mut watcher).unwrap();
+    let _: Value = redis::cmd("PING").query(&mut watcher).unwrap();
+    let result: Value = redis::cmd("EXEC").query(&mut watcher).unwrap();
+    result != Value::Nil
+}
+
+/// Polls `ready` until it holds, for at most `timeout`.
+pub fn wait_for(mut ready: impl FnMut() -> bool, timeout: Duration, what: &str) {
+    let deadline = Instant::now() + timeout;
+    while !ready() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Every `guard_*` field of `INFO guard`, by name: tests compare the whole
+/// map, so a counter that moved when it should not is caught too.
+pub fn guard_counters(con: &mut Connection) -> std::collections::BTreeMap<String, i64> {
+    let info: String = redis::cmd("INFO").arg("guard").query(con).unwrap();
+    info.lines()
+        .filter_map(|line| line.strip_prefix("guard_")?.split_once(':'))
+        .map(|(name, value)| (name.to_string(), value.trim().parse().unwrap()))
+        .collect()
 }
 
 pub fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
