@@ -1,9 +1,11 @@
 # redis-guard: `make run` to try it, `make test` to prove it.
 SHELL := /bin/bash
-MODULE := target/release/libredis_guard.so
+# Cargo's output folder: CARGO_TARGET_DIR when set, as cargo itself does.
+TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target))
+MODULE := $(TARGET_DIR)/release/libredis_guard.so
 APT_PACKAGES := redis-server redis-tools libclang-dev
 
-.PHONY: all deps build run test lab bench profile fuzz fuzz-pure soak valgrind lint clean
+.PHONY: all deps build run test test-matrix lab bench profile fuzz fuzz-pure soak valgrind lint clean
 
 all: build
 
@@ -27,14 +29,21 @@ deps:
 build: deps
 	cargo build --release
 
-# Redis in the foreground with the module, on 127.0.0.1:6379.
+# Redis in the foreground with the module, on 127.0.0.1:6379. Paths are
+# absolute, so `make -C /path/to/redis-guard run` works from any folder.
 run: build
-	redis-server redis.conf
+	redis-server $(CURDIR)/redis.conf --loadmodule $(MODULE)
 
 # Unit tests, then integration tests against real redis-servers that the
 # tests start on free loopback ports.
 test: build
 	cargo test --release
+
+# The whole integration suite on every server the module supports:
+# Redis 7.0 (Debian's), 8.2, Valkey 8.0, 8.1 and 9.1, fetched into
+# $(TARGET_DIR)/servers without root. Ends with a table per server.
+test-matrix: build
+	TARGET_DIR=$(TARGET_DIR) tests/matrix.sh
 
 # The races, reproduced: naive steps vs Lua vs native, as markdown tables.
 lab: build

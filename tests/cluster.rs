@@ -7,8 +7,7 @@ mod common;
 
 use std::collections::HashMap;
 use std::process::Command;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use redis::Connection;
@@ -47,6 +46,7 @@ impl Cluster {
         for node in &cluster.nodes {
             wait_for(
                 || cluster_info(node).contains("cluster_state:ok"),
+                Duration::from_secs(60),
                 "cluster_state:ok",
             );
         }
@@ -60,6 +60,7 @@ impl Cluster {
                         .unwrap();
                     info.contains("role:master") || info.contains("master_link_status:up")
                 },
+                Duration::from_secs(60),
                 "replicas in sync",
             );
         }
@@ -103,14 +104,6 @@ fn cluster_info(node: &Server) -> String {
         .arg("INFO")
         .query(&mut node.con())
         .unwrap_or_default()
-}
-
-fn wait_for(mut ready: impl FnMut() -> bool, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ready() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        thread::sleep(Duration::from_millis(100));
-    }
 }
 
 fn slot(con: &mut Connection, key: &str) -> i64 {
@@ -203,21 +196,8 @@ fn hash_tagged_keys_share_a_node(cluster: &Cluster) {
     assert!(stored.is_some_and(|tat| tat > 0), "{stored:?}");
 }
 
-/// Values, members (sorted: a set's internal order may differ between
-/// nodes) and absolute expiries of `keys` on one node.
 fn state(con: &mut Connection, keys: &[String]) -> Vec<(String, Vec<String>, i64)> {
-    keys.iter()
-        .map(|key| {
-            let key_type: String = redis::cmd("TYPE").arg(key).query(con).unwrap();
-            let mut contents: Vec<String> = match key_type.as_str() {
-                "string" => vec![redis::cmd("GET").arg(key).query(con).unwrap()],
-                "set" => redis::cmd("SMEMBERS").arg(key).query(con).unwrap(),
-                other => panic!("{key} is a {other}"),
-            };
-            contents.sort();
-            (key_type, contents, pexpiretime(con, key))
-        })
-        .collect()
+    keys.iter().map(|key| key_state(con, key)).collect()
 }
 
 fn replica_of(cluster: &Cluster, primary: u16) -> u16 {
@@ -300,6 +280,7 @@ fn failovers_keep_acknowledged_writes(mut cluster: Cluster) {
         .unwrap();
     wait_for(
         || is_primary(cluster.node_at(second_primary)),
+        Duration::from_secs(60),
         "manual failover",
     );
     assert_eq!(
@@ -322,6 +303,7 @@ fn failovers_keep_acknowledged_writes(mut cluster: Cluster) {
                 .unwrap();
             info.contains("master_link_status:up")
         },
+        Duration::from_secs(60),
         "old primary following the new one",
     );
     acknowledged_writes(cluster.node_at(second_primary), &keys);
@@ -334,6 +316,7 @@ fn failovers_keep_acknowledged_writes(mut cluster: Cluster) {
     cluster.nodes[victim].kill();
     wait_for(
         || is_primary(cluster.node_at(first_primary)),
+        Duration::from_secs(60),
         "failover after a killed primary",
     );
     let mut con = cluster.node_at(first_primary).con();

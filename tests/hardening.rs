@@ -41,7 +41,7 @@ fn the_panic_command_exists_only_when_asked_for() {
 
 #[test]
 fn an_unknown_module_argument_refuses_to_load() {
-    let status = Command::new("redis-server")
+    let status = Command::new(server_binary())
         .args(["--port", "0", "--save", ""])
         .arg("--loadmodule")
         .arg(module_path())

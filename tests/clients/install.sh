@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the client libraries the README's snippets use into the build
+# output (never system-wide), once, and prints the folder.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${CARGO_TARGET_DIR:-$PWD/target}/clients
+if [ ! -f "$out/python/.done" ]; then
+  python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --root-user-action=ignore \
+    --target "$out/python" "redis==5.2.1" >&2
+  touch "$out/python/.done"
+fi
+if [ ! -f "$out/node/.done" ]; then
+  mkdir -p "$out/node"
+  npm install --silent --no-audit --no-fund --prefix "$out/node" \
+    ioredis@5.4.2 redis@4.7.0 typescript@5.6.3 @types/node@20.17.10 >&2
+  touch "$out/node/.done"
+fi
+echo "$out"

