@@ -43,6 +43,64 @@ pub fn non_empty(bytes: &[u8], name: impl Display) -> Result<&[u8], ErrorReply> 
     }
 }
 
+/// The end (unix ms) of a span of `seconds` starting at `now_ms`, or
+/// `None` where EXPIRE itself would refuse it as overflowing.
+pub fn span_end_ms(now_ms: i64, seconds: i64) -> Option<i64> {
+    seconds.checked_mul(1000)?.checked_add(now_ms)
+}
+
+/// A positive number of seconds `name` (a window, a hold) counted from
+/// `now_ms`: its end in unix ms, refused as EXPIRE refuses an expiry that
+/// overflows.
+pub fn seconds_from(
+    bytes: &[u8],
+    name: &str,
+    now_ms: i64,
+    command: &str,
+) -> Result<(i64, i64), ErrorReply> {
+    let seconds = positive(bytes, name)?;
+    let end = span_end_ms(now_ms, seconds).ok_or_else(|| {
+        ErrorReply::owned(format!(
+            "ERR invalid expire time in '{command}' command: {name} is too large"
+        ))
+    })?;
+    Ok((seconds, end))
+}
+
+/// Walks `NAME value` options after a command's fixed arguments: names
+/// are case-insensitive, each at most once, in any order. `each` gets the
+/// option's index in `names` and its value, in argument order, so the
+/// first bad argument is the one reported. An unknown or repeated option,
+/// or one without its value, is an error naming it.
+pub fn options<'a, A: AsRef<[u8]>>(
+    args: &'a [A],
+    names: &[&str],
+    mut each: impl FnMut(usize, &'a [u8]) -> Result<(), ErrorReply>,
+) -> Result<(), ErrorReply> {
+    let mut seen = vec![false; names.len()];
+    let mut rest = args;
+    while let [name, tail @ ..] = rest {
+        let given = String::from_utf8_lossy(name.as_ref()).into_owned();
+        let Some(index) = names.iter().position(|n| n.eq_ignore_ascii_case(&given)) else {
+            return Err(ErrorReply::owned(format!("ERR unknown option '{given}'")));
+        };
+        let option = names[index];
+        if std::mem::replace(&mut seen[index], true) {
+            return Err(ErrorReply::owned(format!(
+                "ERR option {option} is given more than once"
+            )));
+        }
+        let [value, tail @ ..] = tail else {
+            return Err(ErrorReply::owned(format!(
+                "ERR option {option} needs a value"
+            )));
+        };
+        each(index, value.as_ref())?;
+        rest = tail;
+    }
+    Ok(())
+}
+
 /// Redis's own arity error, for parsers called with the wrong count
 /// (Redis checks the arity before a handler runs; fuzzers and unit tests
 /// do not).
@@ -68,6 +126,49 @@ mod tests {
         for error in errors {
             assert!(error.message().starts_with("ERR amount "), "{error}");
         }
+    }
+
+    #[test]
+    fn options_are_case_insensitive_once_each_and_need_a_value() {
+        let walk = |args: &[&str]| {
+            let mut got = Vec::new();
+            options(args, &["HOLD", "ID"], |i, v| {
+                got.push((i, v.to_vec()));
+                Ok(())
+            })
+            .map(|()| got)
+        };
+        assert_eq!(
+            walk(&["id", "r", "Hold", "5"]),
+            Ok(vec![(1, b"r".to_vec()), (0, b"5".to_vec())])
+        );
+        assert_eq!(walk(&[]), Ok(vec![]));
+        let error = |args: &[&str]| walk(args).unwrap_err().to_string();
+        assert_eq!(error(&["FOO", "1"]), "ERR unknown option 'FOO'");
+        assert_eq!(
+            error(&["HOLD", "1", "hold", "2"]),
+            "ERR option HOLD is given more than once"
+        );
+        assert_eq!(error(&["HOLD"]), "ERR option HOLD needs a value");
+        // A bad value is reported before a later unknown option.
+        let first = options(&["HOLD", "x", "FOO"], &["HOLD"], |_, v| {
+            positive(v, "hold").map(drop)
+        });
+        assert!(first.unwrap_err().message().starts_with("ERR hold "));
+    }
+
+    #[test]
+    fn seconds_from_now_overflow_like_expire() {
+        assert_eq!(span_end_ms(1_000, 2), Some(3_000));
+        assert_eq!(span_end_ms(0, i64::MAX / 1000 + 1), None);
+        assert_eq!(span_end_ms(i64::MAX - 999, 1), None);
+        assert_eq!(span_end_ms(i64::MAX - 1000, 1), Some(i64::MAX));
+        assert_eq!(seconds_from(b"2", "hold", 1_000, "x"), Ok((2, 3_000)));
+        let error = seconds_from(b"9223372036854775807", "hold", 0, "coupon.reserve").unwrap_err();
+        assert_eq!(
+            error.message(),
+            "ERR invalid expire time in 'coupon.reserve' command: hold is too large"
+        );
     }
 
     #[test]

@@ -2,12 +2,13 @@
 //! online shops. The command reference is docs/commands.md.
 //!
 //! Layout: `redis/` owns the Redis module API (every `unsafe` is there);
-//! each command family is a folder (`mon/`, `coupon/`, `throttle/`) where a
-//! command is one file (metadata, parsing, handler) and `rules.rs` holds
-//! the family's pure decisions; `args`, `integer` and `reply` are the
+//! each command family is a folder (`mon/`, `coupon/`, `campaign/`,
+//! `throttle/`) where a command is one file (metadata, parsing, handler)
+//! beside the family's pure decisions (`rules.rs`, `model.rs`, `gcra.rs`); `args`, `integer` and `reply` are the
 //! shared pure parts; `stats` the INFO counters.
 
 pub mod args;
+pub mod campaign;
 pub mod coupon;
 pub mod integer;
 pub mod mon;
@@ -20,11 +21,18 @@ pub mod throttle;
 use redis::Command;
 
 /// Every command the module registers.
-const COMMANDS: [&Command; 5] = [
+const COMMANDS: [&Command; 12] = [
     &mon::incrcheck::COMMAND,
     &mon::decrclamp::COMMAND,
     &coupon::issue::COMMAND,
     &coupon::revoke::COMMAND,
+    &campaign::create::COMMAND,
+    &campaign::reserve::COMMAND,
+    &campaign::confirm::COMMAND,
+    &campaign::release::COMMAND,
+    &campaign::info::COMMAND,
+    &campaign::claims::COMMAND,
+    &campaign::apply::COMMAND,
     &throttle::cl_throttle::COMMAND,
 ];
 
@@ -42,7 +50,7 @@ fn init(ctx: &redis_module::Context, args: &[redis_module::RedisString]) -> redi
             }
         }
     }
-    match redis::load(ctx, &commands) {
+    match redis::load(ctx, &[&campaign::value::CAMPAIGN], &commands) {
         Ok(()) => redis_module::Status::Ok,
         Err(message) => {
             ctx.log_warning(&format!("redis-guard: {message}"));

@@ -4,11 +4,21 @@ use std::borrow::Cow;
 use std::fmt;
 
 /// A successful reply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
     Integer(i64),
-    /// A flat array of integers (MON.INCRCHECK's pair, CL.THROTTLE's five).
+    /// A flat array of integers (MON.INCRCHECK's pair, CL.THROTTLE's five),
+    /// kept inline: the hot paths' replies do not allocate.
     Integers(Integers),
+    /// `+OK` and the like.
+    Simple(&'static str),
+    /// A binary-safe string.
+    Bulk(Vec<u8>),
+    /// RESP2's null bulk string, RESP3's null.
+    Null,
+    Array(Vec<Reply>),
+    /// A map in RESP3, a flat array of field/value pairs in RESP2.
+    Map(Vec<(&'static str, Reply)>),
 }
 
 /// Up to five integers, kept inline: replies on hot paths do not allocate.

@@ -45,13 +45,18 @@ pub static COUPON_ISSUED: Counter = Counter::new();
 pub static COUPON_DUPLICATES: Counter = Counter::new();
 pub static COUPON_SOLDOUT: Counter = Counter::new();
 pub static COUPON_REVOKED: Counter = Counter::new();
+/// Campaigns: new holds, confirmations, releases, expired holds reclaimed.
+pub static COUPON_RESERVED: Counter = Counter::new();
+pub static COUPON_CONFIRMED: Counter = Counter::new();
+pub static COUPON_RELEASED: Counter = Counter::new();
+pub static COUPON_EXPIRED: Counter = Counter::new();
 pub static THROTTLE_CALLS: Counter = Counter::new();
 /// CL.THROTTLE replies with limited = 0 (peeks included).
 pub static THROTTLE_ALLOWED: Counter = Counter::new();
 pub static THROTTLE_LIMITED: Counter = Counter::new();
 
 /// Every counter with its INFO field name, in the order INFO prints them.
-pub const FIELDS: [(&str, &Counter); 13] = [
+pub const FIELDS: [(&str, &Counter); 17] = [
     ("mon_incrcheck_calls", &MON_INCRCHECK_CALLS),
     ("mon_crossings", &MON_CROSSINGS),
     ("mon_decrclamp_calls", &MON_DECRCLAMP_CALLS),
@@ -62,6 +67,10 @@ pub const FIELDS: [(&str, &Counter); 13] = [
     ("coupon_duplicates", &COUPON_DUPLICATES),
     ("coupon_soldout", &COUPON_SOLDOUT),
     ("coupon_revoked", &COUPON_REVOKED),
+    ("coupon_reserved", &COUPON_RESERVED),
+    ("coupon_confirmed", &COUPON_CONFIRMED),
+    ("coupon_released", &COUPON_RELEASED),
+    ("coupon_expired", &COUPON_EXPIRED),
     ("throttle_calls", &THROTTLE_CALLS),
     ("throttle_allowed", &THROTTLE_ALLOWED),
     ("throttle_limited", &THROTTLE_LIMITED),

@@ -5,7 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 use redis_guard::coupon::{issue::Issue, revoke::Revoke};
 use redis_guard::integer;
-use redis_guard::mon::{decrclamp::DecrClamp, incrcheck, incrcheck::IncrCheck, rules};
+use redis_guard::mon::{decrclamp::DecrClamp, incrcheck, incrcheck::IncrCheck};
 use redis_guard::reply::ErrorReply;
 use redis_guard::throttle::cl_throttle::Throttle;
 
@@ -34,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(thresholds.windows(2).all(|w| w[0] < w[1]));
             let window = integer::parse(parts[1]).unwrap();
             assert_eq!(
-                rules::window_expiry_ms(NOW_MS, window),
+                redis_guard::args::span_end_ms(NOW_MS, window),
                 Some(request.window_expires_at_ms)
             );
         }

@@ -1,8 +1,10 @@
 //! `COUPON.ISSUE key user limit`: one coupon per user, at most `limit`,
-//! the winners kept as a plain set.
+//! the winners kept as a plain set (or a campaign's confirmed claims, when
+//! the key is a campaign).
 
 use super::rules::{self, Coupon, IssueStep};
 use crate::args;
+use crate::campaign::{on_coupon, value::CAMPAIGN};
 use crate::redis::{
     callback, Arg, ArgDoc, Command, CommandKey, Ctx, EventClass, Handler, KeyAccess, SetCall,
 };
@@ -49,7 +51,20 @@ impl Handler for Issue {
         stats::COUPON_ISSUE_CALLS.bump();
         let request = Issue::parse(&args[2..])?;
         let (target, user) = (CommandKey::new(ctx, args[1]), args[2]);
-        let issued = target.open().set_len()?;
+        let mut key = target.open();
+        if let Ok(Some(_)) = key.value(&CAMPAIGN) {
+            let claim = on_coupon::issue(
+                target,
+                &mut key,
+                user.as_bytes(),
+                request.limit,
+                ctx.now_ms(),
+            )?;
+            return Ok(Reply::Integer(claim));
+        }
+        let issued = key.set_len()?;
+        // Nested set calls need the key closed.
+        drop(key);
         let already_holds = match rules::issue_step(issued, request.limit) {
             IssueStep::AddIfAbsent => target.set_call(SetCall::Add, user)? == 0,
             IssueStep::AskMembership => target.set_call(SetCall::IsMember, user)? == 1,

@@ -1,6 +1,8 @@
-//! `COUPON.REVOKE key user`: takes a coupon back, freeing its place.
+//! `COUPON.REVOKE key user`: takes a coupon back, freeing its place (on a
+//! campaign: every live claim of the user).
 
 use crate::args;
+use crate::campaign::{on_coupon, value::CAMPAIGN};
 use crate::redis::{callback, Arg, ArgDoc, Command, CommandKey, Ctx, Handler, KeyAccess, SetCall};
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
@@ -36,11 +38,17 @@ impl Handler for Revoke {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         Revoke::parse(&args[2..])?;
         let target = CommandKey::new(ctx, args[1]);
+        let mut key = target.open();
+        if let Ok(Some(_)) = key.value(&CAMPAIGN) {
+            let released = on_coupon::revoke(target, &mut key, args[2].as_bytes(), ctx.now_ms())?;
+            return Ok(Reply::Integer(released));
+        }
         // The type check (WRONGTYPE) without a nested call; an empty key
         // has no winner to remove.
-        if target.open().set_len()? == 0 {
+        if key.set_len()? == 0 {
             return Ok(Reply::Integer(0));
         }
+        drop(key);
         // SREM removes exactly a winner, and signals only then.
         let removed = target.set_call(SetCall::Remove, args[2])?;
         if removed == 1 {

@@ -93,11 +93,8 @@ impl IncrCheck {
             return Err(args::wrong_arity("mon.incrcheck"));
         }
         let increment = args::positive(increment.as_ref(), "increment")?;
-        let window_s = args::positive(window.as_ref(), "window")?;
-        let window_expires_at_ms =
-            rules::window_expiry_ms(now_ms, window_s).ok_or(ErrorReply::new(
-                "ERR invalid expire time in 'mon.incrcheck' command: window is too large",
-            ))?;
+        let (_, window_expires_at_ms) =
+            args::seconds_from(window.as_ref(), "window", now_ms, "mon.incrcheck")?;
         Ok(IncrCheck {
             increment,
             window_expires_at_ms,

@@ -3,12 +3,6 @@
 
 use crate::reply::{ErrorReply, OVERFLOW};
 
-/// Absolute expiry (unix ms) of a window of `window_s` seconds starting at
-/// `now_ms`, or `None` where EXPIRE itself would refuse it as overflowing.
-pub fn window_expiry_ms(now_ms: i64, window_s: i64) -> Option<i64> {
-    window_s.checked_mul(1000)?.checked_add(now_ms)
-}
-
 /// 1-based index of the highest threshold `t` with `prev < t <= current`,
 /// or 0 when the step from `prev` to `current` crossed none.
 ///
@@ -129,14 +123,6 @@ mod tests {
         assert!(count(None, false, 1, &[5]).unwrap().starts_window);
         assert!(count(Some(4), false, 1, &[5]).unwrap().starts_window);
         assert!(!count(Some(4), true, 1, &[5]).unwrap().starts_window);
-    }
-
-    #[test]
-    fn window_expiry_overflows_like_expire() {
-        assert_eq!(window_expiry_ms(1_000, 2), Some(3_000));
-        assert_eq!(window_expiry_ms(0, i64::MAX / 1000 + 1), None);
-        assert_eq!(window_expiry_ms(i64::MAX - 999, 1), None);
-        assert_eq!(window_expiry_ms(i64::MAX - 1000, 1), Some(i64::MAX));
     }
 
     #[test]

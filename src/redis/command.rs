@@ -29,6 +29,14 @@ impl<'call> Ctx<'call> {
         // SAFETY: a plain API call on the running command's context.
         unsafe { raw::RedisModule_Milliseconds.unwrap()() }
     }
+
+    /// Is this call replaying the primary's stream or the AOF, rather than
+    /// serving a client?
+    pub fn is_replaying(self) -> bool {
+        // SAFETY: a plain API call on the running command's context.
+        let flags = unsafe { raw::RedisModule_GetContextFlags.unwrap()(self.as_ptr()) } as u32;
+        flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) != 0
+    }
 }
 
 /// One command argument, read in place without copying. Tied to the call
@@ -112,24 +120,63 @@ pub extern "C" fn callback<H: Handler>(
 }
 
 fn send(ctx: Ctx, result: &CommandResult) {
-    let ctx = ctx.as_ptr();
-    // SAFETY: replying on the running command's own context, once.
+    match result {
+        Ok(reply) => send_reply(ctx.as_ptr(), reply),
+        Err(error) => {
+            // Our texts have no NUL; one that did is cut, not a panic.
+            let text = error.message().replace('\0', "");
+            let text = CString::new(text).unwrap_or_default();
+            // SAFETY: replying on the running command's own context.
+            unsafe { raw::RedisModule_ReplyWithError.unwrap()(ctx.as_ptr(), text.as_ptr()) };
+        }
+    }
+}
+
+fn send_reply(ctx: *mut raw::RedisModuleCtx, reply: &Reply) {
+    // SAFETY: replying on the running command's own context; every array
+    // and map is announced with the number of elements that follow it,
+    // and every buffer is passed with its own length.
     unsafe {
-        match result {
-            Ok(Reply::Integer(n)) => {
+        match reply {
+            Reply::Integer(n) => {
                 raw::RedisModule_ReplyWithLongLong.unwrap()(ctx, *n);
             }
-            Ok(Reply::Integers(values)) => {
+            Reply::Integers(values) => {
                 raw::RedisModule_ReplyWithArray.unwrap()(ctx, values.len() as _);
                 for &n in values.as_slice() {
                     raw::RedisModule_ReplyWithLongLong.unwrap()(ctx, n);
                 }
             }
-            Err(error) => {
-                // Our texts have no NUL; one that did is cut, not a panic.
-                let text = error.message().replace('\0', "");
-                let text = CString::new(text).unwrap_or_default();
-                raw::RedisModule_ReplyWithError.unwrap()(ctx, text.as_ptr());
+            Reply::Simple(text) => {
+                let text = CString::new(*text).unwrap_or_default();
+                raw::RedisModule_ReplyWithSimpleString.unwrap()(ctx, text.as_ptr());
+            }
+            Reply::Bulk(bytes) => {
+                raw::RedisModule_ReplyWithStringBuffer.unwrap()(
+                    ctx,
+                    bytes.as_ptr().cast(),
+                    bytes.len(),
+                );
+            }
+            Reply::Null => {
+                raw::RedisModule_ReplyWithNull.unwrap()(ctx);
+            }
+            Reply::Array(items) => {
+                raw::RedisModule_ReplyWithArray.unwrap()(ctx, items.len() as _);
+                for item in items {
+                    send_reply(ctx, item);
+                }
+            }
+            Reply::Map(pairs) => {
+                raw::RedisModule_ReplyWithMap.unwrap()(ctx, pairs.len() as _);
+                for (field, value) in pairs {
+                    raw::RedisModule_ReplyWithStringBuffer.unwrap()(
+                        ctx,
+                        field.as_ptr().cast(),
+                        field.len(),
+                    );
+                    send_reply(ctx, value);
+                }
             }
         }
     }
@@ -146,6 +193,9 @@ impl KeyAccess {
         KeyAccess(Self::RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_UPDATE);
     /// Adds to the value (SADD).
     pub const INSERT: KeyAccess = KeyAccess(Self::RW | raw::REDISMODULE_CMD_KEY_INSERT);
+    /// Only reads the value (SCARD).
+    pub const READ: KeyAccess =
+        KeyAccess(raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS);
     /// Removes from the value (SREM).
     pub const DELETE: KeyAccess = KeyAccess(Self::RW | raw::REDISMODULE_CMD_KEY_DELETE);
 }
@@ -155,6 +205,8 @@ pub struct ArgDoc {
     name: &'static CStr,
     kind: raw::RedisModuleCommandArgType,
     flags: u32,
+    /// The option word before the value (`HOLD seconds`).
+    token: Option<&'static CStr>,
 }
 
 impl ArgDoc {
@@ -168,6 +220,7 @@ impl ArgDoc {
             name,
             kind,
             flags: 0,
+            token: None,
         }
     }
 
@@ -190,6 +243,14 @@ impl ArgDoc {
         ArgDoc {
             flags: self.flags | raw::REDISMODULE_CMD_ARG_MULTIPLE,
             ..self
+        }
+    }
+
+    /// An option: `token` then the value; may be left out.
+    pub const fn option(self, token: &'static CStr) -> ArgDoc {
+        ArgDoc {
+            token: Some(token),
+            ..self.optional()
         }
     }
 
@@ -324,7 +385,7 @@ impl ArgDoc {
             name: self.name.as_ptr(),
             type_: self.kind,
             key_spec_index: if is_key { 0 } else { -1 },
-            token: std::ptr::null(),
+            token: self.token.map_or(std::ptr::null(), CStr::as_ptr),
             summary: std::ptr::null(),
             since: std::ptr::null(),
             flags: self.flags as c_int,

@@ -14,6 +14,7 @@ use std::ptr::NonNull;
 use redis_module::raw;
 
 use super::command::{Arg, Ctx};
+use super::datatype::{into_raw, DataType, ModuleValue};
 use crate::integer;
 use crate::reply::{ErrorReply, NOT_AN_INTEGER, WRONGTYPE};
 
@@ -23,6 +24,8 @@ pub enum EventClass {
     Generic = raw::REDISMODULE_NOTIFY_GENERIC as isize,
     String = raw::REDISMODULE_NOTIFY_STRING as isize,
     Set = raw::REDISMODULE_NOTIFY_SET as isize,
+    /// Module data types' events (`d` in notify-keyspace-events).
+    Module = raw::REDISMODULE_NOTIFY_MODULE as isize,
 }
 
 /// What a command changed, as the plain Redis write that reproduces it on a
@@ -63,6 +66,50 @@ impl<'call> CommandKey<'call> {
             handle: NonNull::new(handle.cast()).expect("OpenKey in write mode returns a handle"),
             _key: self,
         }
+    }
+
+    /// Opens the key for reading only, as a read command's lookup does;
+    /// `None` for a missing key.
+    pub fn open_read(self) -> Option<OpenKey<'call>> {
+        let mode = raw::REDISMODULE_READ as c_int;
+        // SAFETY: ctx and name belong to the running command.
+        let handle = unsafe {
+            raw::RedisModule_OpenKey.unwrap()(self.ctx.as_ptr(), self.name.as_ptr(), mode)
+        };
+        NonNull::new(handle.cast()).map(|handle| OpenKey { handle, _key: self })
+    }
+
+    /// Propagates `name key args...` to replicas and the AOF, one command
+    /// for the whole call.
+    pub fn replicate_command(self, name: &CStr, args: &[Vec<u8>]) {
+        let ctx = self.ctx.as_ptr();
+        // SAFETY: format "sv": the key, then an array of `len` strings made
+        // here on the command's context and freed once Replicate copied
+        // them.
+        unsafe {
+            let strings: Vec<*mut raw::RedisModuleString> = args
+                .iter()
+                .map(|a| raw::RedisModule_CreateString.unwrap()(ctx, a.as_ptr().cast(), a.len()))
+                .collect();
+            raw::RedisModule_Replicate.unwrap()(
+                ctx,
+                name.as_ptr(),
+                c"sv".as_ptr(),
+                self.name.as_ptr(),
+                strings.as_ptr(),
+                strings.len(),
+            );
+            for string in strings {
+                raw::RedisModule_FreeString.unwrap()(ctx, string);
+            }
+        }
+    }
+
+    /// Propagates the call exactly as the client sent it: for commands
+    /// whose effect does not depend on when or where they run.
+    pub fn replicate_verbatim(self) {
+        // SAFETY: the running command's context.
+        unsafe { raw::RedisModule_ReplicateVerbatim.unwrap()(self.ctx.as_ptr()) };
     }
 
     /// Propagates the effect of this command to replicas and the AOF: one
@@ -201,6 +248,72 @@ impl OpenKey<'_> {
     pub fn set_expires_at_ms(&mut self, at_ms: i64) {
         // SAFETY: an open key; on an empty one the API only returns an error.
         unsafe { raw::RedisModule_SetAbsExpire.unwrap()(self.handle.as_ptr(), at_ms) };
+    }
+
+    /// Does the key exist, of any type?
+    pub fn exists(&self) -> bool {
+        self.key_type() as isize != raw::REDISMODULE_KEYTYPE_EMPTY
+    }
+
+    /// The value of data type `T` held here: `None` for a missing key,
+    /// WRONGTYPE for a key of any other type.
+    pub fn value<T: ModuleValue>(&self, data_type: &DataType<T>) -> Result<Option<&T>, ErrorReply> {
+        self.value_ptr(data_type)
+            // SAFETY: a value of this type, owned by the key, which stays
+            // open (and so the value alive) while `self` is borrowed.
+            .map(|value| value.map(|ptr| unsafe { &*ptr }))
+    }
+
+    /// As [`OpenKey::value`], for changing it in place.
+    pub fn value_mut<T: ModuleValue>(
+        &mut self,
+        data_type: &DataType<T>,
+    ) -> Result<Option<&mut T>, ErrorReply> {
+        self.value_ptr(data_type)
+            // SAFETY: as in `value`; `&mut self` makes the borrow unique.
+            .map(|value| value.map(|ptr| unsafe { &mut *ptr }))
+    }
+
+    fn value_ptr<T: ModuleValue>(
+        &self,
+        data_type: &DataType<T>,
+    ) -> Result<Option<*mut T>, ErrorReply> {
+        match self.key_type() as isize {
+            raw::REDISMODULE_KEYTYPE_EMPTY => Ok(None),
+            raw::REDISMODULE_KEYTYPE_MODULE => {
+                // SAFETY: an open module key; its value is of our type when
+                // the type pointers match, and was made by `into_raw`.
+                unsafe {
+                    let handle = self.handle.as_ptr();
+                    if raw::RedisModule_ModuleTypeGetType.unwrap()(handle) != data_type.raw() {
+                        return Err(WRONGTYPE);
+                    }
+                    Ok(Some(
+                        raw::RedisModule_ModuleTypeGetValue.unwrap()(handle).cast::<T>(),
+                    ))
+                }
+            }
+            _ => Err(WRONGTYPE),
+        }
+    }
+
+    /// Stores `value` as this (empty, writable) key's value.
+    pub fn set_value<T: ModuleValue>(
+        &mut self,
+        data_type: &DataType<T>,
+        value: T,
+    ) -> Result<(), ErrorReply> {
+        let value = into_raw(value);
+        // SAFETY: a key open for writing; on success Redis owns the value
+        // and frees it with the type's `free`; on failure it is ours.
+        unsafe {
+            let set = raw::RedisModule_ModuleTypeSetValue.unwrap();
+            if set(self.handle.as_ptr(), data_type.raw(), value) != raw::REDISMODULE_OK as c_int {
+                drop(Box::from_raw(value.cast::<T>()));
+                return Err(ErrorReply::new("ERR redis-guard could not store the value"));
+            }
+        }
+        Ok(())
     }
 
     /// A set's cardinality without a nested call: 0 for a missing key,

@@ -7,21 +7,42 @@ use std::ptr::NonNull;
 use redis_module::{raw, Context};
 
 use super::command::Command;
+use super::datatype::{DataType, ModuleValue};
 
 /// The module's own ACL category, `@guard`, on servers that let modules
 /// define one.
 const CATEGORY: &CStr = c"guard";
 
+/// A data type to create at load, whatever its value type.
+pub trait AnyDataType: Sync {
+    fn register(&self, ctx: &Context) -> Result<(), String>;
+}
+
+impl<T: ModuleValue> AnyDataType for DataType<T> {
+    fn register(&self, ctx: &Context) -> Result<(), String> {
+        DataType::register(self, ctx.ctx)
+    }
+}
+
 /// Runs once, from `RedisModule_OnLoad`: no implicit WATCH signals (a
-/// no-op must not disturb `WATCH`; real writes signal explicitly), then
-/// every command of `commands`.
-pub fn load(ctx: &Context, commands: &[&Command]) -> Result<(), String> {
+/// no-op must not disturb `WATCH`; real writes signal explicitly), RDB
+/// load errors reported rather than fatal, the data types, then every
+/// command of `commands`.
+pub fn load(
+    ctx: &Context,
+    data_types: &[&dyn AnyDataType],
+    commands: &[&Command],
+) -> Result<(), String> {
     // SAFETY: called once from OnLoad with the load context.
     unsafe {
         raw::RedisModule_SetModuleOptions.unwrap()(
             ctx.ctx,
-            raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as c_int,
+            (raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED
+                | raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS) as c_int,
         );
+    }
+    for data_type in data_types {
+        data_type.register(ctx)?;
     }
     let own_category = acl_categories_supported() && add_own_category(ctx);
     if !acl_categories_supported() {

@@ -10,6 +10,7 @@
 mod alloc;
 mod call;
 mod command;
+mod datatype;
 mod info;
 mod key;
 mod load;
@@ -17,5 +18,6 @@ mod load;
 pub use alloc::ModuleAlloc;
 pub use call::SetCall;
 pub use command::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
-pub use key::{CommandKey, Effect, EventClass};
+pub use datatype::{AofCommand, DataType, ModuleValue, Reader, Writer};
+pub use key::{CommandKey, Effect, EventClass, OpenKey};
 pub use load::load;

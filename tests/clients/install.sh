@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${CARGO_TARGET_DIR:-$PWD/target}/clients
+mkdir -p "$out"
+# Tests run in parallel: one install at a time, the others wait for it.
+exec 9>"$out/.lock"
+flock 9
 if [ ! -f "$out/python/.done" ]; then
   python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --root-user-action=ignore \
     --target "$out/python" "redis==5.2.1" >&2

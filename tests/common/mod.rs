@@ -178,7 +178,11 @@ impl Server {
     }
 
     /// The AOF is on so tests can see what was propagated (its size), and
-    /// survives restarts in the server's own directory.
+    /// survives restarts in the server's own directory. `appendfsync no`:
+    /// with `everysec` Redis may postpone an AOF write while a background
+    /// fsync runs, and `aof_current_size` would lag behind writes made
+    /// before a snapshot; a killed process keeps its writes in the page
+    /// cache all the same.
     ///
     /// `GUARD_SERVER_WRAPPER` runs the server under another program, e.g.
     /// valgrind (tests/valgrind.sh).
@@ -200,6 +204,8 @@ impl Server {
                 "",
                 "--appendonly",
                 "yes",
+                "--appendfsync",
+                "no",
                 "--enable-debug-command",
                 "local",
             ])

@@ -1,0 +1,38 @@
+//! `COUPON.CONFIRM key claim`: the payment went through; the place is kept.
+
+use super::claim_number;
+use super::value::decide_and_perform;
+use crate::args;
+use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
+use crate::reply::{CommandResult, Reply};
+use crate::stats;
+
+pub const COMMAND: Command = Command {
+    name: c"coupon.confirm",
+    flags: c"write deny-oom fast",
+    acl_categories: c"write fast",
+    arity: 3,
+    key: KeyAccess::UPDATE,
+    summary: c"Confirms a held claim: 1 confirmed now, 0 already confirmed, -3 no live claim.",
+    complexity: c"O(log N) for N live claims.",
+    args: &[ArgDoc::KEY, ArgDoc::integer(c"claim")],
+    callback: callback::<Confirm>,
+};
+
+pub struct Confirm;
+
+impl Handler for Confirm {
+    fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
+        let [_, _, claim] = args else {
+            return Err(args::wrong_arity("coupon.confirm"));
+        };
+        let claim = claim_number(claim.as_bytes(), "claim")?;
+        let outcome = decide_and_perform(ctx, args[1], |campaign, now| {
+            Ok(campaign.confirm(claim, now))
+        })?;
+        if outcome == 1 {
+            stats::COUPON_CONFIRMED.bump();
+        }
+        Ok(Reply::Integer(outcome))
+    }
+}

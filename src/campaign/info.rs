@@ -1,0 +1,44 @@
+//! `COUPON.INFO key`: a campaign's settings and counts, exact as of now.
+
+use super::value::CAMPAIGN;
+use super::NO_SUCH_CAMPAIGN;
+use crate::redis::{callback, Arg, ArgDoc, Command, CommandKey, Ctx, Handler, KeyAccess};
+use crate::reply::{CommandResult, Reply};
+
+pub const COMMAND: Command = Command {
+    name: c"coupon.info",
+    flags: c"readonly fast",
+    acl_categories: c"read fast",
+    arity: 2,
+    key: KeyAccess::READ,
+    summary: c"A campaign's limit, peruser, hold, confirmed, held, available, claims, expired and released.",
+    complexity: c"O(N / 512) for N held claims.",
+    args: &[ArgDoc::KEY],
+    callback: callback::<Info>,
+};
+
+pub struct Info;
+
+impl Handler for Info {
+    fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
+        let key = CommandKey::new(ctx, args[1])
+            .open_read()
+            .ok_or(NO_SUCH_CAMPAIGN)?;
+        let campaign = key.value(&CAMPAIGN)?.ok_or(NO_SUCH_CAMPAIGN)?;
+        let info = campaign.info(ctx.now_ms());
+        let fields = [
+            ("limit", info.limit),
+            ("peruser", info.per_user),
+            ("hold", info.hold_s),
+            ("confirmed", info.confirmed),
+            ("held", info.held),
+            ("available", info.available),
+            ("claims", info.claims),
+            ("expired", info.expired),
+            ("released", info.released),
+        ];
+        Ok(Reply::Map(
+            fields.map(|(name, n)| (name, Reply::Integer(n))).to_vec(),
+        ))
+    }
+}

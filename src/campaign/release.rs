@@ -1,0 +1,39 @@
+//! `COUPON.RELEASE key claim`: the payment failed or the order was
+//! cancelled; the place is free at once.
+
+use super::claim_number;
+use super::value::decide_and_perform;
+use crate::args;
+use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
+use crate::reply::{CommandResult, Reply};
+use crate::stats;
+
+pub const COMMAND: Command = Command {
+    name: c"coupon.release",
+    flags: c"write fast",
+    acl_categories: c"write fast",
+    arity: 3,
+    key: KeyAccess::DELETE,
+    summary: c"Releases a live claim, held or confirmed: 1 released, 0 no live claim.",
+    complexity: c"O(log N) for N live claims.",
+    args: &[ArgDoc::KEY, ArgDoc::integer(c"claim")],
+    callback: callback::<Release>,
+};
+
+pub struct Release;
+
+impl Handler for Release {
+    fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
+        let [_, _, claim] = args else {
+            return Err(args::wrong_arity("coupon.release"));
+        };
+        let claim = claim_number(claim.as_bytes(), "claim")?;
+        let outcome = decide_and_perform(ctx, args[1], |campaign, now| {
+            Ok(campaign.release(claim, now))
+        })?;
+        if outcome == 1 {
+            stats::COUPON_RELEASED.bump();
+        }
+        Ok(Reply::Integer(outcome))
+    }
+}

@@ -1,0 +1,122 @@
+//! `COUPON.RESERVE key user [HOLD seconds] [ID request-id]`: holds a place
+//! while the payment runs.
+
+use super::model::Reserve as Outcome;
+use super::value::decide_and_perform;
+use crate::args;
+use crate::redis::{
+    callback, Arg, ArgDoc, Command, CommandKey, Ctx, EventClass, Handler, KeyAccess,
+};
+use crate::reply::{CommandResult, ErrorReply, Reply};
+use crate::stats;
+
+pub const COMMAND: Command = Command {
+    name: c"coupon.reserve",
+    flags: c"write deny-oom fast",
+    acl_categories: c"write fast",
+    arity: -3,
+    key: KeyAccess::UPDATE,
+    summary:
+        c"Holds a place for user until the hold ends: [claim, expires_at_ms], [-1, 0] or [-2, 0].",
+    complexity: c"O(log N) for N live claims, plus the user's own claims.",
+    args: &[
+        ArgDoc::KEY,
+        ArgDoc::string(c"user"),
+        ArgDoc::integer(c"hold").option(c"HOLD"),
+        ArgDoc::string(c"id").option(c"ID"),
+    ],
+    callback: callback::<Reserve>,
+};
+
+/// A parsed call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reserve<'a> {
+    pub user: &'a [u8],
+    /// The hold's end when HOLD was given; else the campaign's default.
+    pub hold_until_ms: Option<i64>,
+    pub request_id: Option<&'a [u8]>,
+}
+
+impl<'a> Reserve<'a> {
+    /// `args` are the arguments after the key.
+    pub fn parse<A: AsRef<[u8]>>(args: &'a [A], now_ms: i64) -> Result<Self, ErrorReply> {
+        let [user, options @ ..] = args else {
+            return Err(args::wrong_arity("coupon.reserve"));
+        };
+        let mut request = Reserve {
+            user: args::non_empty(user.as_ref(), "user")?,
+            hold_until_ms: None,
+            request_id: None,
+        };
+        args::options(options, &["HOLD", "ID"], |option, value| {
+            match option {
+                0 => {
+                    request.hold_until_ms =
+                        Some(args::seconds_from(value, "hold", now_ms, "coupon.reserve")?.1)
+                }
+                _ => request.request_id = Some(args::non_empty(value, "id")?),
+            }
+            Ok(())
+        })?;
+        Ok(request)
+    }
+}
+
+impl Handler for Reserve<'_> {
+    fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
+        let request = Reserve::parse(&args[2..], ctx.now_ms())?;
+        let outcome = decide_and_perform(ctx, args[1], |campaign, now| {
+            let hold_until_ms = request.hold_until_ms.unwrap_or_else(|| {
+                args::span_end_ms(now, campaign.settings.hold_s).unwrap_or(i64::MAX)
+            });
+            campaign.reserve(request.user, request.request_id, hold_until_ms, now)
+        })?;
+        let reply = match outcome {
+            Outcome::New {
+                claim,
+                expires_at_ms,
+                sold_out,
+            } => {
+                stats::COUPON_RESERVED.bump();
+                if sold_out {
+                    CommandKey::new(ctx, args[1]).notify(EventClass::Module, c"coupon.soldout");
+                }
+                [claim as i64, expires_at_ms]
+            }
+            Outcome::Repeat {
+                claim,
+                expires_at_ms,
+            } => [claim as i64, expires_at_ms],
+            Outcome::UserFull => [-1, 0],
+            Outcome::SoldOut => [-2, 0],
+        };
+        Ok(Reply::Integers(reply.into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_800_000_000_000;
+
+    #[test]
+    fn parses_user_and_options() {
+        let request = Reserve::parse(&["alice", "id", "r-1", "HOLD", "30"], NOW).unwrap();
+        assert_eq!(request.user, b"alice");
+        assert_eq!(request.request_id, Some(&b"r-1"[..]));
+        assert_eq!(request.hold_until_ms, Some(NOW + 30_000));
+        assert_eq!(Reserve::parse(&["alice"], NOW).unwrap().hold_until_ms, None);
+    }
+
+    #[test]
+    fn errors_name_the_argument_or_the_option() {
+        let error = |args: &[&str]| Reserve::parse(args, NOW).unwrap_err().to_string();
+        assert!(error(&[""]).starts_with("ERR user "));
+        assert!(error(&["u", "ID", ""]).starts_with("ERR id "));
+        assert!(error(&["u", "HOLD", "0"]).starts_with("ERR hold "));
+        assert!(error(&["u", "ID"]).contains("ID needs a value"));
+        assert!(error(&["u", "FROM", "1"]).contains("unknown option 'FROM'"));
+        assert!(error(&["", "FROM", "1"]).starts_with("ERR user "));
+    }
+}

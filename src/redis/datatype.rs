@@ -1,0 +1,281 @@
+//! Module data types: a Rust value stored under a key, with the callbacks
+//! that make it a real Redis value (RDB save and load, and so DUMP,
+//! RESTORE, MIGRATE and full syncs; AOF rewrite; COPY; MEMORY USAGE;
+//! DEBUG DIGEST-VALUE; freeing). What the value is, and how it encodes
+//! itself, is the [`ModuleValue`] implementation's business.
+
+use std::ffi::{c_void, CStr};
+use std::marker::PhantomData;
+use std::os::raw::{c_char, c_int};
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use redis_module::raw;
+
+/// Where a value writes itself: an RDB payload, or a digest.
+pub trait Writer {
+    fn integer(&mut self, value: i64);
+    fn bytes(&mut self, value: &[u8]);
+}
+
+/// Where a value reads itself back from; `None` once the input is bad.
+pub trait Reader {
+    fn integer(&mut self) -> Option<i64>;
+    fn bytes(&mut self) -> Option<Vec<u8>>;
+}
+
+/// A command written to a rewritten AOF: its name and its arguments after
+/// the key.
+pub type AofCommand = (&'static CStr, Vec<Vec<u8>>);
+
+pub trait ModuleValue: Sized + Clone + 'static {
+    /// Exactly 9 characters, as Redis requires.
+    const NAME: &'static CStr;
+    /// Written beside every RDB payload; `read` gets it back.
+    const ENCODING_VERSION: i32;
+    /// RDB save; DEBUG DIGEST-VALUE digests the same sequence.
+    fn write(&self, out: &mut dyn Writer);
+    /// RDB load; `None` rejects the payload.
+    fn read(input: &mut dyn Reader, version: i32) -> Option<Self>;
+    /// The commands that rebuild the value, for AOF rewrite.
+    fn rewrite(&self) -> Vec<AofCommand>;
+    /// Bytes used, for MEMORY USAGE.
+    fn memory(&self) -> usize;
+}
+
+/// A registered data type; `register` at load, then keys can hold `T`.
+pub struct DataType<T> {
+    raw: AtomicPtr<raw::RedisModuleType>,
+    _value: PhantomData<fn() -> T>,
+}
+
+impl<T: ModuleValue> DataType<T> {
+    pub const fn new() -> Self {
+        DataType {
+            raw: AtomicPtr::new(std::ptr::null_mut()),
+            _value: PhantomData,
+        }
+    }
+
+    pub(super) fn raw(&self) -> *mut raw::RedisModuleType {
+        self.raw.load(Ordering::Relaxed)
+    }
+
+    /// Creates the type with Redis; once, from OnLoad.
+    pub(super) fn register(&self, ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
+        let mut methods = raw::RedisModuleTypeMethods {
+            version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
+            rdb_load: Some(rdb_load::<T>),
+            rdb_save: Some(rdb_save::<T>),
+            aof_rewrite: Some(aof_rewrite::<T>),
+            mem_usage: Some(mem_usage::<T>),
+            digest: Some(digest::<T>),
+            free: Some(free::<T>),
+            aux_load: None,
+            aux_save: None,
+            aux_save_triggers: 0,
+            free_effort: None,
+            unlink: None,
+            copy: Some(copy::<T>),
+            defrag: None,
+            mem_usage2: None,
+            free_effort2: None,
+            unlink2: None,
+            copy2: None,
+            aux_save2: None,
+        };
+        // SAFETY: called from OnLoad with the load context; the name is a
+        // NUL-terminated static; Redis copies the methods it is given.
+        let created = unsafe {
+            raw::RedisModule_CreateDataType.unwrap()(
+                ctx,
+                T::NAME.as_ptr(),
+                T::ENCODING_VERSION,
+                &mut methods,
+            )
+        };
+        if created.is_null() {
+            return Err(format!(
+                "could not create the data type {}",
+                T::NAME.to_string_lossy()
+            ));
+        }
+        self.raw.store(created, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl<T: ModuleValue> Default for DataType<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The value behind a pointer Redis hands back: one made by `into_raw`.
+///
+/// # Safety
+/// `value` came from [`into_raw`] for this `T` and is not freed yet.
+unsafe fn value_of<'a, T>(value: *const c_void) -> &'a T {
+    &*value.cast::<T>()
+}
+
+pub(super) fn into_raw<T>(value: T) -> *mut c_void {
+    Box::into_raw(Box::new(value)).cast()
+}
+
+struct RdbWriter(*mut raw::RedisModuleIO);
+
+impl Writer for RdbWriter {
+    fn integer(&mut self, value: i64) {
+        // SAFETY: the IO handle of the running rdb_save callback.
+        unsafe { raw::RedisModule_SaveSigned.unwrap()(self.0, value) };
+    }
+
+    fn bytes(&mut self, value: &[u8]) {
+        // SAFETY: as above; the buffer is passed with its length.
+        unsafe {
+            raw::RedisModule_SaveStringBuffer.unwrap()(self.0, value.as_ptr().cast(), value.len())
+        };
+    }
+}
+
+struct RdbReader(*mut raw::RedisModuleIO);
+
+impl RdbReader {
+    fn failed(&self) -> bool {
+        // SAFETY: the IO handle of the running rdb_load callback; the
+        // module runs with HANDLE_IO_ERRORS, so errors are reported here
+        // instead of aborting the server.
+        unsafe { raw::RedisModule_IsIOError.unwrap()(self.0) != 0 }
+    }
+}
+
+impl Reader for RdbReader {
+    fn integer(&mut self) -> Option<i64> {
+        // SAFETY: as in `failed`.
+        let value = unsafe { raw::RedisModule_LoadSigned.unwrap()(self.0) };
+        (!self.failed()).then_some(value)
+    }
+
+    fn bytes(&mut self) -> Option<Vec<u8>> {
+        let mut len = 0;
+        // SAFETY: as in `failed`; the buffer Redis returns is copied, then
+        // freed once with the module allocator that made it.
+        unsafe {
+            let ptr = raw::RedisModule_LoadStringBuffer.unwrap()(self.0, &mut len);
+            if self.failed() || ptr.is_null() {
+                return None;
+            }
+            let bytes = std::slice::from_raw_parts(ptr.cast::<u8>(), len).to_vec();
+            raw::RedisModule_Free.unwrap()(ptr.cast());
+            Some(bytes)
+        }
+    }
+}
+
+struct DigestWriter(*mut raw::RedisModuleDigest);
+
+impl Writer for DigestWriter {
+    fn integer(&mut self, value: i64) {
+        // SAFETY: the digest handle of the running digest callback.
+        unsafe { raw::RedisModule_DigestAddLongLong.unwrap()(self.0, value) };
+    }
+
+    fn bytes(&mut self, value: &[u8]) {
+        // SAFETY: as above; the buffer is passed with its length.
+        unsafe {
+            raw::RedisModule_DigestAddStringBuffer.unwrap()(
+                self.0,
+                value.as_ptr().cast_mut().cast(),
+                value.len(),
+            )
+        };
+    }
+}
+
+/// Runs a callback body; a panic there must not unwind into Redis.
+fn guarded<R>(fallback: R, body: impl FnOnce() -> R) -> R {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(fallback)
+}
+
+extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
+    guarded(std::ptr::null_mut(), || {
+        T::read(&mut RdbReader(rdb), encver).map_or(std::ptr::null_mut(), into_raw)
+    })
+}
+
+extern "C" fn rdb_save<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+    // SAFETY: Redis passes a value of this type, made by `into_raw`.
+    guarded((), || {
+        unsafe { value_of::<T>(value) }.write(&mut RdbWriter(rdb))
+    })
+}
+
+extern "C" fn aof_rewrite<T: ModuleValue>(
+    aof: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    value: *mut c_void,
+) {
+    guarded((), || {
+        // SAFETY: Redis passes a value of this type, made by `into_raw`.
+        let commands = unsafe { value_of::<T>(value) }.rewrite();
+        for (name, args) in commands {
+            // SAFETY: format "sv": the key, then an array of `len`
+            // strings made here and freed after the call copied them.
+            unsafe {
+                let strings: Vec<*mut raw::RedisModuleString> = args
+                    .iter()
+                    .map(|a| {
+                        raw::RedisModule_CreateString.unwrap()(
+                            std::ptr::null_mut(),
+                            a.as_ptr().cast::<c_char>(),
+                            a.len(),
+                        )
+                    })
+                    .collect();
+                raw::RedisModule_EmitAOF.unwrap()(
+                    aof,
+                    name.as_ptr(),
+                    c"sv".as_ptr(),
+                    key,
+                    strings.as_ptr(),
+                    strings.len(),
+                );
+                for string in strings {
+                    raw::RedisModule_FreeString.unwrap()(std::ptr::null_mut(), string);
+                }
+            }
+        }
+    })
+}
+
+extern "C" fn mem_usage<T: ModuleValue>(value: *const c_void) -> usize {
+    // SAFETY: Redis passes a value of this type, made by `into_raw`.
+    guarded(0, || {
+        std::mem::size_of::<T>() + unsafe { value_of::<T>(value) }.memory()
+    })
+}
+
+extern "C" fn digest<T: ModuleValue>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    guarded((), || {
+        // SAFETY: Redis passes a value of this type, made by `into_raw`,
+        // and the digest handle of this call.
+        unsafe { value_of::<T>(value) }.write(&mut DigestWriter(md));
+        unsafe { raw::RedisModule_DigestEndSequence.unwrap()(md) };
+    })
+}
+
+extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
+    // SAFETY: Redis frees each value once; it was made by `into_raw`.
+    guarded((), || drop(unsafe { Box::from_raw(value.cast::<T>()) }))
+}
+
+extern "C" fn copy<T: ModuleValue>(
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    // SAFETY: Redis passes a value of this type, made by `into_raw`.
+    guarded(std::ptr::null_mut(), || {
+        into_raw(unsafe { value_of::<T>(value) }.clone())
+    })
+}
