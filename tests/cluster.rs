@@ -140,6 +140,14 @@ fn routes_every_command_to_the_owner(cluster: &Cluster) {
         assert_eq!(issue(&mut con, &coupon, "bob", 1), -2);
         assert_eq!(revoke(&mut con, &coupon, "alice"), 1);
         assert_eq!(issue(&mut con, &coupon, "bob", 1), 1);
+        let sale = format!("sale:{i}");
+        campaign::create(&mut con, &sale, 1, 1, 600);
+        assert_eq!(
+            campaign::reserve(&mut con, &sale, "alice", &["ID", "o1"]).0,
+            1
+        );
+        assert_eq!(campaign::reserve(&mut con, &sale, "bob", &[]), (-2, 0));
+        assert_eq!(campaign::confirm(&mut con, &sale, 1), 1);
         let rate = format!("rate:{i}");
         assert_eq!(throttle(&mut con, &rate, 0, 1, 600, 1), [0, 1, 0, -1, 600]);
         assert_eq!(throttle(&mut con, &rate, 0, 1, 600, 1), [1, 1, 0, 600, 600]);
@@ -242,6 +250,20 @@ fn acknowledged_writes(node: &Server, keys: &[String]) {
                 set_ex(&mut con, key, 1000, 600);
             }
             decrclamp(&mut con, key, 7);
+        } else if key.starts_with("fo:campaign") {
+            let exists: i64 = redis::cmd("EXISTS").arg(key).query(&mut con).unwrap();
+            if exists == 0 {
+                campaign::create(&mut con, key, 100, 1, 600);
+            }
+            let made = campaign::info(&mut con, key)["claims"];
+            let (claim, _) = campaign::reserve(
+                &mut con,
+                key,
+                &format!("user-{made}"),
+                &["ID", &format!("o{made}")],
+            );
+            campaign::confirm(&mut con, key, claim);
+            campaign::reserve(&mut con, key, &format!("user-{made}-b"), &[]);
         } else {
             let issued: i64 = redis::cmd("SCARD").arg(key).query(&mut con).unwrap();
             issue(&mut con, key, &format!("user-{issued}"), 100);
@@ -256,7 +278,7 @@ fn failovers_keep_acknowledged_writes(mut cluster: Cluster) {
     let first_primary = cluster.primary_of(0);
     // Keys owned by that primary, one family each.
     let mut keys = Vec::new();
-    for family in ["fo:counter", "fo:refund", "fo:coupon"] {
+    for family in ["fo:counter", "fo:refund", "fo:coupon", "fo:campaign"] {
         let mut found = 0;
         for i in 0.. {
             let key = format!("{family}:{i}");

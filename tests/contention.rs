@@ -228,3 +228,106 @@ fn self_test_the_coupon_crowd_breaks_check_then_add() {
         "the crowd never made SISMEMBER→INCR→SADD give a user two coupons"
     );
 }
+
+/// 260 simultaneous COUPON.RESERVE calls from users `user-(i % 200)` on
+/// one campaign of 100 places, 30 times: exactly 100 live claims, for 100
+/// different users, numbered 1 to 100.
+#[test]
+fn campaign_holds_go_to_exactly_100_people() {
+    let server = Server::start();
+    let mut crowd = Crowd::connect(&server, 260);
+    let mut con = server.con();
+    for repetition in 0..REPETITIONS {
+        del(&mut con, "sale");
+        campaign::create(&mut con, "sale", 100, 1, 600);
+        let replies = crowd.run(|i, c| {
+            let user = format!("user-{}", i % 200);
+            let (claim, _) = campaign::reserve(c, "sale", &user, &[]);
+            (user, claim)
+        });
+        let mut numbers: Vec<i64> = replies.iter().map(|(_, n)| *n).filter(|n| *n > 0).collect();
+        numbers.sort_unstable();
+        assert_eq!(
+            numbers,
+            (1..=100).collect::<Vec<_>>(),
+            "repetition {repetition}"
+        );
+        let holders: HashSet<&String> = replies
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(u, _)| u)
+            .collect();
+        assert_eq!(
+            holders.len(),
+            100,
+            "repetition {repetition}: distinct users"
+        );
+        let refused = replies.iter().filter(|(_, n)| *n < 0).count();
+        assert_eq!(refused, 160, "repetition {repetition}: -1 and -2 replies");
+        let info = campaign::info(&mut con, "sale");
+        assert_eq!((info["held"], info["available"]), (100, 0));
+        let listed: HashSet<String> = campaign::claims(&mut con, "sale", &["COUNT", "1000"])
+            .into_iter()
+            .map(|row| row.user)
+            .collect();
+        assert_eq!(listed, holders.into_iter().cloned().collect());
+    }
+}
+
+/// PERUSER 2: 50 users asking 4 times each, all at once: every user ends
+/// with exactly 2 claims.
+#[test]
+fn campaign_peruser_2_holds_with_four_attempts_each() {
+    let server = Server::start();
+    let mut crowd = Crowd::connect(&server, 200);
+    let mut con = server.con();
+    for repetition in 0..REPETITIONS {
+        del(&mut con, "sale");
+        campaign::create(&mut con, "sale", 1_000, 2, 600);
+        let replies = crowd.run(|i, c| {
+            let user = format!("user-{}", i % 50);
+            (user.clone(), campaign::reserve(c, "sale", &user, &[]).0)
+        });
+        let mut per_user: HashMap<&String, usize> = HashMap::new();
+        for (user, claim) in &replies {
+            if *claim > 0 {
+                *per_user.entry(user).or_default() += 1;
+            } else {
+                assert_eq!(
+                    *claim, -1,
+                    "repetition {repetition}: only the user's limit refuses"
+                );
+            }
+        }
+        assert_eq!(per_user.len(), 50, "repetition {repetition}");
+        assert!(
+            per_user.values().all(|&n| n == 2),
+            "repetition {repetition}: {per_user:?}"
+        );
+    }
+}
+
+/// 50 connections retrying one request id of one user at once: one claim,
+/// and every retry hears its number.
+#[test]
+fn retries_of_one_request_id_make_one_claim() {
+    let server = Server::start();
+    let mut crowd = Crowd::connect(&server, 50);
+    let mut con = server.con();
+    for repetition in 0..REPETITIONS {
+        del(&mut con, "sale");
+        campaign::create(&mut con, "sale", 10, 5, 600);
+        let replies =
+            crowd.run(|_, c| campaign::reserve(c, "sale", "alice", &["ID", "checkout-42"]));
+        assert!(
+            replies.iter().all(|r| *r == replies[0]),
+            "repetition {repetition}: {replies:?}"
+        );
+        assert_eq!(replies[0].0, 1);
+        assert_eq!(
+            campaign::info(&mut con, "sale")["claims"],
+            1,
+            "repetition {repetition}"
+        );
+    }
+}

@@ -2,7 +2,8 @@
 //! arity, random bytes (NUL included), boundary integers, 1 MB arguments,
 //! keys of every type with and without TTL. After every call the server
 //! answers PING, an error left the key exactly as it was, and the replies
-//! keep their invariants. Errors must carry the code ERR or WRONGTYPE.
+//! keep their invariants. Errors must carry the code ERR, WRONGTYPE or
+//! BUSYKEY (COUPON.CREATE on an existing key, as RESTORE).
 //! `make test` makes 20k calls; `make fuzz` 1M
 //! (GUARD_FUZZ_CALLS, GUARD_FUZZ_SEED). A failure prints seed and call.
 
@@ -12,19 +13,39 @@ use common::rng::Rng;
 use common::*;
 use redis::{Connection, Value};
 
-const COMMANDS: [&str; 5] = [
+const COMMANDS: [&str; 12] = [
     "MON.INCRCHECK",
     "MON.DECRCLAMP",
     "COUPON.ISSUE",
     "COUPON.REVOKE",
     "CL.THROTTLE",
+    "COUPON.CREATE",
+    "COUPON.RESERVE",
+    "COUPON.CONFIRM",
+    "COUPON.RELEASE",
+    "COUPON.INFO",
+    "COUPON.CLAIMS",
+    "COUPON.APPLY",
 ];
 
 /// Keys of every type, with and without TTL (long ones: nothing may expire
 /// between a call and the checks after it).
-const KEYS: [&str; 13] = [
-    "int", "int:ttl", "neg", "max", "min", "text", "list", "hash", "set", "set:ttl", "zset",
-    "stream", "missing",
+const KEYS: [&str; 15] = [
+    "int",
+    "int:ttl",
+    "neg",
+    "max",
+    "min",
+    "text",
+    "list",
+    "hash",
+    "set",
+    "set:ttl",
+    "zset",
+    "stream",
+    "missing",
+    "campaign",
+    "campaign:ttl",
 ];
 
 fn fixture(con: &mut Connection) {
@@ -42,6 +63,21 @@ fn fixture(con: &mut Connection) {
         redis.call('ZADD', 'zset', 1, 'a') \
         return 1";
     let _: i64 = redis::cmd("EVAL").arg(script).arg(0).query(con).unwrap();
+    for (key, args) in [
+        ("campaign", &["3", "PERUSER", "2"][..]),
+        ("campaign:ttl", &["50", "HOLD", "3600"]),
+    ] {
+        let _: () = redis::cmd("COUPON.CREATE")
+            .arg(key)
+            .arg(args)
+            .query(con)
+            .unwrap();
+    }
+    let _: i64 = redis::cmd("EXPIRE")
+        .arg("campaign:ttl")
+        .arg(100_000)
+        .query(con)
+        .unwrap();
     let _: String = redis::cmd("XADD")
         .arg("stream")
         .arg("*")
@@ -122,6 +158,36 @@ fn user(rng: &mut Rng) -> Vec<u8> {
     }
 }
 
+/// `NAME value` options from `names`, in any case and order; sometimes an
+/// unknown one, a repeated one, or one without its value.
+fn options(
+    rng: &mut Rng,
+    call: &mut Vec<Vec<u8>>,
+    names: &[&str],
+    value: impl Fn(&mut Rng, &str) -> Vec<u8>,
+) {
+    for _ in 0..rng.below(3) {
+        let name = match rng.below(12) {
+            0 => b"BOGUS".to_vec(),
+            1 => random_bytes(rng),
+            _ => {
+                let name = *rng.pick(names);
+                if rng.chance(2) {
+                    name.to_lowercase()
+                } else {
+                    name.to_string()
+                }
+                .into_bytes()
+            }
+        };
+        let text = String::from_utf8_lossy(&name).to_uppercase();
+        call.push(name);
+        if !rng.chance(15) {
+            call.push(value(rng, &text));
+        }
+    }
+}
+
 /// One random call: usually the right shape with doubtful values,
 /// sometimes any number of arbitrary arguments.
 fn random_call(rng: &mut Rng) -> Vec<Vec<u8>> {
@@ -160,6 +226,40 @@ fn random_call(rng: &mut Rng) -> Vec<Vec<u8>> {
             }
         }
         "MON.DECRCLAMP" => call.push(integer(rng)),
+        "COUPON.CREATE" => {
+            call.push(integer(rng));
+            options(
+                rng,
+                &mut call,
+                &["PERUSER", "HOLD"],
+                |rng, name| match name {
+                    "HOLD" => rng.pick(&WINDOWS).as_bytes().to_vec(),
+                    _ => integer(rng),
+                },
+            );
+        }
+        "COUPON.RESERVE" => {
+            call.push(user(rng));
+            options(rng, &mut call, &["HOLD", "ID"], |rng, name| match name {
+                // Never a short hold: a claim must not expire between a
+                // call and the checks after it.
+                "HOLD" => rng.pick(&WINDOWS).as_bytes().to_vec(),
+                _ => user(rng),
+            });
+        }
+        "COUPON.CONFIRM" | "COUPON.RELEASE" => call.push(integer(rng)),
+        "COUPON.INFO" => {}
+        "COUPON.CLAIMS" => options(rng, &mut call, &["FROM", "COUNT"], |rng, _| integer(rng)),
+        "COUPON.APPLY" => {
+            for _ in 0..1 + rng.below(3) {
+                call.push(
+                    rng.pick(&["PUT", "CONFIRM", "RELEASE", "EXPIRE", "TOTALS"])
+                        .as_bytes()
+                        .to_vec(),
+                );
+                call.push(integer(rng));
+            }
+        }
         "CL.THROTTLE" => {
             call.push(integer(rng));
             call.push(integer(rng));
@@ -208,6 +308,13 @@ fn key_state(con: &mut Connection, key: &[u8]) -> Value {
         .unwrap()
 }
 
+fn is_campaign(con: &mut Connection, key: &[u8]) -> bool {
+    redis::cmd("TYPE")
+        .arg(key)
+        .query::<String>(con)
+        .is_ok_and(|t| t == "guard-cpn")
+}
+
 fn integer_of(args: &[u8]) -> Option<i64> {
     std::str::from_utf8(args).ok()?.parse().ok()
 }
@@ -233,6 +340,11 @@ fn check_reply(con: &mut Connection, call: &[Vec<u8>], reply: &Value) -> Result<
                 return Err(format!("refund replied {value}, GET {:?}", stored(con)));
             }
         }
+        (b"COUPON.ISSUE", Value::Int(claim)) if is_campaign(con, key) => {
+            if !(*claim >= 1 || *claim == -1 || *claim == -2) {
+                return Err(format!("issue on a campaign replied {claim}"));
+            }
+        }
         (b"COUPON.ISSUE", Value::Int(rank)) => {
             let limit = integer_of(&call[3]).ok_or("a success with a bad limit")?;
             let size: i64 = redis::cmd("SCARD")
@@ -255,7 +367,29 @@ fn check_reply(con: &mut Connection, call: &[Vec<u8>], reply: &Value) -> Result<
                 ));
             }
         }
+        (b"COUPON.REVOKE", Value::Int(n)) if is_campaign(con, key) && *n >= 0 => {}
         (b"COUPON.REVOKE", Value::Int(0 | 1)) => {}
+        (b"COUPON.CREATE", Value::Okay) => {
+            if !is_campaign(con, key) {
+                return Err("CREATE answered OK but made no campaign".into());
+            }
+        }
+        (b"COUPON.RESERVE", Value::Array(pair)) => match pair[..] {
+            [Value::Int(claim), Value::Int(at)] if claim >= 1 && (at > 0 || at == -1) => {}
+            [Value::Int(-1 | -2), Value::Int(0)] => {}
+            _ => return Err(format!("reserve replied {pair:?}")),
+        },
+        (b"COUPON.CONFIRM", Value::Int(1 | 0 | -3)) => {}
+        (b"COUPON.RELEASE", Value::Int(1 | 0)) => {}
+        (b"COUPON.INFO", Value::Array(fields)) if fields.len() == 18 => {}
+        (b"COUPON.CLAIMS", Value::Array(rows)) => {
+            if rows
+                .iter()
+                .any(|row| !matches!(row, Value::Array(fields) if fields.len() == 5))
+            {
+                return Err(format!("claims replied {rows:?}"));
+            }
+        }
         (b"CL.THROTTLE", Value::Array(values)) => {
             let values: Vec<i64> = values
                 .iter()
@@ -331,8 +465,8 @@ fn random_calls_never_crash_and_errors_change_nothing() {
                 // Only the codes the module and Redis's arity check use:
                 // any other (a crash report, OOM, a client-side parse
                 // failure) is a finding.
-                if !matches!(error.code(), Some("ERR" | "WRONGTYPE")) {
-                    fail(format!("not an ERR or WRONGTYPE error: {text}"));
+                if !matches!(error.code(), Some("ERR" | "WRONGTYPE" | "BUSYKEY")) {
+                    fail(format!("not an ERR, WRONGTYPE or BUSYKEY error: {text}"));
                 }
                 let after = key_state(&mut con, &call[1]);
                 if before != after {

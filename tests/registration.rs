@@ -38,6 +38,13 @@ fn command_getkeys_finds_the_one_key() {
         vec!["COUPON.REVOKE", "drop:1", "alice"],
         vec!["CL.THROTTLE", "{user:7}:api", "15", "30", "60"],
         vec!["CL.THROTTLE", "{user:7}:api", "15", "30", "60", "2"],
+        vec!["COUPON.CREATE", "sale:1", "100", "PERUSER", "2"],
+        vec!["COUPON.RESERVE", "sale:1", "alice", "HOLD", "60", "ID", "r"],
+        vec!["COUPON.CONFIRM", "sale:1", "1"],
+        vec!["COUPON.RELEASE", "sale:1", "1"],
+        vec!["COUPON.INFO", "sale:1"],
+        vec!["COUPON.CLAIMS", "sale:1", "FROM", "1", "COUNT", "5"],
+        vec!["COUPON.APPLY", "sale:1", "CONFIRM", "1"],
     ] {
         let keys: Vec<String> = redis::cmd("COMMAND")
             .arg("GETKEYS")
@@ -58,6 +65,13 @@ fn command_info_has_arity_flags_and_key_positions() {
         ("coupon.issue", 4, &["write", "denyoom", "fast"][..]),
         ("coupon.revoke", 3, &["write", "fast"][..]),
         ("cl.throttle", -5, &["write", "denyoom", "fast"][..]),
+        ("coupon.create", -3, &["write", "denyoom", "fast"][..]),
+        ("coupon.reserve", -3, &["write", "denyoom", "fast"][..]),
+        ("coupon.confirm", 3, &["write", "denyoom", "fast"][..]),
+        ("coupon.release", 3, &["write", "fast"][..]),
+        ("coupon.info", 2, &["readonly", "fast"][..]),
+        ("coupon.claims", -2, &["readonly"][..]),
+        ("coupon.apply", -4, &["write"][..]),
     ];
     for (name, arity, flags) in expected {
         let info: Vec<Vec<Value>> = redis::cmd("COMMAND")
@@ -104,6 +118,13 @@ fn command_docs_describe_every_argument() {
             "cl.throttle",
             &["key", "max_burst", "count", "period", "quantity"][..],
         ),
+        ("coupon.create", &["key", "limit", "peruser", "hold"][..]),
+        ("coupon.reserve", &["key", "user", "hold", "id"][..]),
+        ("coupon.confirm", &["key", "claim"][..]),
+        ("coupon.release", &["key", "claim"][..]),
+        ("coupon.info", &["key"][..]),
+        ("coupon.claims", &["key", "from", "count"][..]),
+        ("coupon.apply", &["key", "op"][..]),
     ];
     for (name, args) in expected {
         let docs: Value = redis::cmd("COMMAND")
@@ -148,6 +169,19 @@ fn command_docs_describe_every_argument() {
         docs.windows(2).any(|w| w == ["flags", "optional"]),
         "quantity may be left out: {docs:?}"
     );
+    let docs = flatten(
+        &redis::cmd("COMMAND")
+            .arg("DOCS")
+            .arg("coupon.reserve")
+            .query(&mut con)
+            .unwrap(),
+    );
+    for token in ["HOLD", "ID"] {
+        assert!(
+            docs.windows(2).any(|w| w == ["token", token]),
+            "{token}: {docs:?}"
+        );
+    }
 }
 
 #[test]
@@ -208,6 +242,10 @@ fn info_guard_lists_every_counter() {
         "coupon_duplicates",
         "coupon_soldout",
         "coupon_revoked",
+        "coupon_reserved",
+        "coupon_confirmed",
+        "coupon_released",
+        "coupon_expired",
         "throttle_calls",
         "throttle_allowed",
         "throttle_limited",

@@ -8,15 +8,15 @@ mkdir -p "$out"
 # Tests run in parallel: one install at a time, the others wait for it.
 exec 9>"$out/.lock"
 flock 9
-if [ ! -f "$out/python/.done" ]; then
+# Installed means importable, not just a folder that exists.
+if ! PYTHONPATH="$out/python" python3 -c "import redis; assert redis.__file__.startswith('$out/python')" 2>/dev/null; then
+  rm -rf "$out/python"
   python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --root-user-action=ignore \
     --target "$out/python" "redis==5.2.1" >&2
-  touch "$out/python/.done"
 fi
-if [ ! -f "$out/node/.done" ]; then
-  mkdir -p "$out/node"
+if ! (cd "$out/node" 2>/dev/null && node -e 'require("ioredis"); require("redis"); require("typescript")' 2>/dev/null); then
+  rm -rf "$out/node" && mkdir -p "$out/node"
   npm install --silent --no-audit --no-fund --prefix "$out/node" \
     ioredis@5.4.2 redis@4.7.0 typescript@5.6.3 @types/node@20.17.10 >&2
-  touch "$out/node/.done"
 fi
 echo "$out"

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use redis::{Connection, ConnectionLike, Value};
 
+pub mod campaign;
 pub mod crowd;
 pub mod rng;
 
@@ -362,6 +363,10 @@ pub fn snapshot(con: &mut Connection, key: &str) -> Snapshot {
             "guard_coupon_duplicates",
             "guard_coupon_soldout",
             "guard_coupon_revoked",
+            "guard_coupon_reserved",
+            "guard_coupon_confirmed",
+            "guard_coupon_released",
+            "guard_coupon_expired",
             "guard_throttle_allowed",
             "guard_throttle_limited",
         ]
@@ -548,6 +553,8 @@ pub fn key_state(con: &mut Connection, key: &str) -> (String, Vec<String>, i64) 
     let mut contents: Vec<String> = match key_type.as_str() {
         "string" => vec![redis::cmd("GET").arg(key).query(con).unwrap()],
         "set" => redis::cmd("SMEMBERS").arg(key).query(con).unwrap(),
+        // Equal digests, equal campaigns.
+        "guard-cpn" => vec![campaign::digest(con, key)],
         "none" => Vec::new(),
         other => panic!("{key} is a {other}"),
     };

@@ -36,5 +36,7 @@ chmod -R u+w "$out/redis-cell-$version"
 # Its own workspace, so it does not join this one.
 printf '\n[workspace]\n' >>"$out/redis-cell-$version/Cargo.toml"
 # Its 2018-era code warns a lot on today's compiler; its lints are not ours.
-RUSTFLAGS="--cap-lints=allow" cargo build --quiet --release --manifest-path "$out/redis-cell-$version/Cargo.toml" >&2
+# Its own target folder, whatever CARGO_TARGET_DIR says.
+RUSTFLAGS="--cap-lints=allow" cargo build --quiet --release --manifest-path "$out/redis-cell-$version/Cargo.toml" \
+  --target-dir "$out/redis-cell-$version/target" >&2
 echo "$module"
