@@ -5,7 +5,7 @@ TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target))
 MODULE := $(TARGET_DIR)/release/libredis_guard.so
 APT_PACKAGES := redis-server redis-tools libclang-dev
 
-.PHONY: all deps build run test test-matrix lab bench profile fuzz fuzz-pure soak valgrind lint clean
+.PHONY: all deps build run test test-matrix lab bench profile fuzz fuzz-pure soak campaign-scale valgrind lint clean
 
 all: build
 
@@ -70,6 +70,12 @@ fuzz-pure:
 	cd fuzz && for target in parse_args rules; do \
 	  cargo fuzz run -s none -O $$target -- -max_total_time=$${FUZZ_SECONDS:-60} || exit 1; \
 	done
+
+# A campaign of 1M holds and a mass expiry: counts stay exact, work per
+# call stays bounded; prints bytes per claim and the slowest calls.
+campaign-scale: build
+	GUARD_SCALE_CLAIMS=$${GUARD_SCALE_CLAIMS:-1000000} \
+	  cargo test --release --test campaign_scale -- --nocapture
 
 # 1M valid calls of each command: used memory must stay flat.
 soak: build

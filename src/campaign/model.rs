@@ -21,6 +21,26 @@ use super::expiry::ExpiryIndex;
 /// caller's own), so that no call does unbounded work.
 pub const RECLAIM_PER_CALL: usize = 16;
 
+/// Claim numbers per [`ClaimBlock`].
+const CLAIM_BLOCK: u64 = 512;
+
+/// What one run of [`CLAIM_BLOCK`] claim numbers holds, so that CLAIMS
+/// skips runs with nothing live: after a mass expiry, long runs of expired
+/// holds wait for the amortised reclaim.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct ClaimBlock {
+    confirmed: u32,
+    held: u32,
+    /// The latest expiry among its holds.
+    latest_expiry: i64,
+}
+
+impl ClaimBlock {
+    fn has_live(&self, now: i64) -> bool {
+        self.confirmed > 0 || (self.held > 0 && now <= self.latest_expiry)
+    }
+}
+
 /// What COUPON.CREATE fixes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {
@@ -94,6 +114,8 @@ pub struct Campaign {
     by_request: HashMap<Box<[u8]>, u64>,
     /// The held claims of `claims`, by expiry.
     holds: ExpiryIndex,
+    /// `claims` summed per run of numbers.
+    blocks: BTreeMap<u64, ClaimBlock>,
     confirmed: u64,
     released: u64,
     /// Expired holds reclaimed so far.
@@ -409,19 +431,65 @@ impl Campaign {
     }
 
     /// COUPON.CLAIMS: live claims numbered `from` or more, in order, at
-    /// most `count`.
+    /// most `count`. Runs of numbers with nothing live are skipped whole.
     pub fn claims(&self, from: u64, count: usize, now: i64) -> Vec<ClaimView<'_>> {
-        self.claims
-            .range(from..)
-            .filter(|(_, claim)| Self::is_live(claim, now))
-            .take(count)
-            .map(|(&number, claim)| ClaimView {
-                claim: number,
-                user: &claim.user,
-                state: claim.state,
-                request_id: claim.request_id.as_deref(),
-            })
-            .collect()
+        let mut found = Vec::new();
+        for (&block, summary) in self.blocks.range(from / CLAIM_BLOCK..) {
+            if !summary.has_live(now) {
+                continue;
+            }
+            let numbers = (block * CLAIM_BLOCK).max(from)..(block + 1) * CLAIM_BLOCK;
+            for (&number, claim) in self.claims.range(numbers) {
+                if found.len() == count {
+                    return found;
+                }
+                if Self::is_live(claim, now) {
+                    found.push(ClaimView {
+                        claim: number,
+                        user: &claim.user,
+                        state: claim.state,
+                        request_id: claim.request_id.as_deref(),
+                    });
+                }
+            }
+        }
+        found.truncate(count);
+        found
+    }
+
+    /// Keeps the block summary of `number` in step with a change of its
+    /// claim: `added` a claim in `state`, or took one away.
+    fn count_in_block(&mut self, number: u64, state: ClaimState, added: bool) {
+        let key = number / CLAIM_BLOCK;
+        let block = self.blocks.entry(key).or_default();
+        match (state, added) {
+            (ClaimState::Confirmed, true) => block.confirmed += 1,
+            (ClaimState::Confirmed, false) => block.confirmed -= 1,
+            (ClaimState::Held { expires_at_ms }, true) => {
+                block.held += 1;
+                block.latest_expiry = block.latest_expiry.max(expires_at_ms);
+            }
+            (ClaimState::Held { expires_at_ms }, false) => {
+                block.held -= 1;
+                if expires_at_ms == block.latest_expiry {
+                    // Recomputed from the block's own claims: at most 512.
+                    let range = key * CLAIM_BLOCK..(key + 1) * CLAIM_BLOCK;
+                    block.latest_expiry = self
+                        .claims
+                        .range(range)
+                        .filter(|(&n, _)| n != number)
+                        .filter_map(|(_, c)| match c.state {
+                            ClaimState::Held { expires_at_ms } => Some(expires_at_ms),
+                            ClaimState::Confirmed => None,
+                        })
+                        .max()
+                        .unwrap_or(0);
+                }
+            }
+        }
+        if block.confirmed == 0 && block.held == 0 {
+            self.blocks.remove(&key);
+        }
     }
 
     /// Applies one effect. Effects come from this module's own decisions,
@@ -465,6 +533,7 @@ impl Campaign {
                     .entry(Rc::clone(&user))
                     .or_default()
                     .push(*claim);
+                self.count_in_block(*claim, state, true);
                 self.claims.insert(
                     *claim,
                     Claim {
@@ -477,12 +546,15 @@ impl Campaign {
             }
             Effect::Confirm { claim } => {
                 let found = self.claims.get_mut(claim).ok_or("no such claim")?;
-                let ClaimState::Held { expires_at_ms } = found.state else {
+                let held = found.state;
+                let ClaimState::Held { expires_at_ms } = held else {
                     return Err("the claim is not held");
                 };
                 found.state = ClaimState::Confirmed;
                 self.holds.remove((expires_at_ms, *claim));
                 self.confirmed += 1;
+                self.count_in_block(*claim, held, false);
+                self.count_in_block(*claim, ClaimState::Confirmed, true);
             }
             Effect::Release { claim } => {
                 self.remove(*claim).ok_or("no such claim")?;
@@ -514,6 +586,8 @@ impl Campaign {
     }
 
     fn remove(&mut self, number: u64) -> Option<Claim> {
+        let state = self.claims.get(&number)?.state;
+        self.count_in_block(number, state, false);
         let claim = self.claims.remove(&number)?;
         match claim.state {
             ClaimState::Held { expires_at_ms } => {
@@ -863,6 +937,46 @@ mod tests {
         assert_eq!(c.claims(2, 10, NOW)[0].claim, 3);
         assert_eq!(c.claims(1, 1, NOW).len(), 1);
         assert_eq!(c.claims(1, 10, NOW)[0].request_id, Some(&b"x"[..]));
+    }
+
+    #[test]
+    fn claims_skip_runs_of_expired_holds_and_find_the_live_ones() {
+        let mut c = campaign(10_000, 1);
+        for n in 1..=3_000u64 {
+            let expires = if n % 1_000 == 0 { NOW + HOLD } else { NOW - 1 };
+            let put = Effect::Put {
+                claim: n,
+                user: n.to_string().into_bytes(),
+                expires_at_ms: Some(expires),
+                request_id: None,
+            };
+            c.apply(&put).unwrap();
+        }
+        let live: Vec<u64> = c.claims(1, 10, NOW).iter().map(|v| v.claim).collect();
+        assert_eq!(live, [1_000, 2_000, 3_000]);
+        assert_eq!(c.claims(1_001, 1, NOW)[0].claim, 2_000);
+        // The summaries follow confirms and removals exactly.
+        run(&mut c, |c| c.confirm(2_000, NOW));
+        run(&mut c, |c| c.release(1_000, NOW));
+        let live: Vec<u64> = c.claims(1, 10, NOW).iter().map(|v| v.claim).collect();
+        assert_eq!(live, [2_000, 3_000]);
+        assert!(!c.blocks[&(1_000 / CLAIM_BLOCK)].has_live(NOW));
+        assert!(c.blocks[&(2_000 / CLAIM_BLOCK)].has_live(NOW + 10 * HOLD));
+        // Rebuilt from its claims, a campaign has the same summaries.
+        let mut rebuilt = Campaign::new(c.settings);
+        for (n, claim) in c.stored_claims() {
+            let put = Effect::Put {
+                claim: n,
+                user: claim.user.to_vec(),
+                expires_at_ms: match claim.state {
+                    ClaimState::Held { expires_at_ms } => Some(expires_at_ms),
+                    ClaimState::Confirmed => None,
+                },
+                request_id: None,
+            };
+            rebuilt.apply(&put).unwrap();
+        }
+        assert_eq!(rebuilt.blocks, c.blocks);
     }
 
     #[test]
