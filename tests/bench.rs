@@ -10,9 +10,12 @@ mod common;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::process::Command;
+use std::sync::Barrier;
+use std::thread;
+use std::time::Instant;
 
 use common::{redis_cell_module, Server};
-use redis::Connection;
+use redis::{Cmd, Connection};
 
 const CLIENTS: &str = "50";
 const KEYSPACE: &str = "100000";
@@ -710,9 +713,291 @@ fn main() {
     }
     let results = samples;
     let mut report = report(&cases, &results, &memory(&mut con), &version);
+    report.push_str(&campaigns());
     report.push_str(&profile());
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench");
     std::fs::write(dir.join("RESULTS.md"), &report).unwrap();
     std::fs::write(dir.join("chart.svg"), chart(&cases, &results)).unwrap();
     println!("{report}");
+}
+
+const CAMPAIGN_RESERVE_LUA: &str = include_str!("../bench/scripts/campaign_reserve.lua");
+const CAMPAIGN_CONFIRM_LUA: &str = include_str!("../bench/scripts/campaign_confirm.lua");
+const CAMPAIGN_ISSUE_LUA: &str = include_str!("../bench/scripts/campaign_issue.lua");
+
+/// Calls per campaign row and round.
+const CAMPAIGN_CALLS: usize = 200_000;
+/// The campaign rows' client: a few connections with pipelines of 16
+/// (redis-benchmark cannot make distinct claim numbers: its random numbers
+/// have leading zeros, which the module refuses as INCRBY does).
+const DRIVER_CONNECTIONS: usize = 8;
+const DRIVER_PIPELINE: usize = 16;
+
+/// Sends `commands` over several connections at once, in pipelines, and
+/// returns the calls per second. Any error reply stops the bench: a row
+/// that measured errors would measure nothing.
+fn drive(server: &Server, commands: &[Cmd]) -> f64 {
+    let per_connection = commands.len().div_ceil(DRIVER_CONNECTIONS);
+    let barrier = Barrier::new(DRIVER_CONNECTIONS + 1);
+    thread::scope(|scope| {
+        let workers: Vec<_> = commands
+            .chunks(per_connection)
+            .map(|part| {
+                let (mut con, barrier) = (server.con(), &barrier);
+                scope.spawn(move || {
+                    barrier.wait();
+                    for batch in part.chunks(DRIVER_PIPELINE) {
+                        let mut pipe = redis::pipe();
+                        for command in batch {
+                            pipe.add_command(command.clone());
+                        }
+                        let _: Vec<redis::Value> =
+                            pipe.query(&mut con).expect("a campaign bench call failed");
+                    }
+                })
+            })
+            .collect();
+        barrier.wait();
+        let started = Instant::now();
+        for worker in workers {
+            worker.join().unwrap();
+        }
+        commands.len() as f64 / started.elapsed().as_secs_f64()
+    })
+}
+
+fn cmd(args: &[&str]) -> Cmd {
+    let mut command = redis::cmd(args[0]);
+    command.arg(&args[1..]);
+    command
+}
+
+/// The Lua twin's keys, one slot.
+const TWIN: [&str; 4] = [
+    "{twin}:meta",
+    "{twin}:claims",
+    "{twin}:holds",
+    "{twin}:users",
+];
+
+fn reset_campaigns(con: &mut Connection) {
+    let _: () = redis::cmd("DEL")
+        .arg("cpn")
+        .arg("cpn:issue")
+        .arg("bench:set")
+        .query(con)
+        .unwrap();
+    for key in ["cpn", "cpn:issue"] {
+        let _: () = cmd(&[
+            "COUPON.CREATE",
+            key,
+            "1000000000",
+            "PERUSER",
+            "1000000000",
+            "HOLD",
+            "3600",
+        ])
+        .query(con)
+        .unwrap();
+    }
+    reset_twin(con);
+}
+
+/// An empty Lua twin campaign, as COUPON.CREATE makes ours.
+fn reset_twin(con: &mut Connection) {
+    let _: () = redis::cmd("DEL").arg(&TWIN).query(con).unwrap();
+    let _: () = cmd(&[
+        "HSET",
+        TWIN[0],
+        "limit",
+        "1000000000",
+        "peruser",
+        "1000000000",
+    ])
+    .query(con)
+    .unwrap();
+}
+
+fn memory_usage(con: &mut Connection, keys: &[&str]) -> i64 {
+    keys.iter()
+        // A key that emptied out is gone: nil, 0 bytes.
+        .map(|key| {
+            let bytes: Option<i64> = redis::cmd("MEMORY")
+                .arg("USAGE")
+                .arg(*key)
+                .arg("SAMPLES")
+                .arg(0)
+                .query(con)
+                .unwrap();
+            bytes.unwrap_or(0)
+        })
+        .sum()
+}
+
+/// RESERVE, CONFIRM and ISSUE on a campaign, against their Lua twins on a
+/// hash and a sorted set and against SADD, interleaved in rounds on a
+/// fresh server; and bytes per claim next to the twin's.
+fn campaigns() -> String {
+    let server = Server::with_args(&["--appendonly", "no"]);
+    let mut con = server.con();
+    let mut sha = |body: &str| -> String {
+        redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(body)
+            .query(&mut con)
+            .unwrap()
+    };
+    let (reserve_sha, confirm_sha, issue_sha) = (
+        sha(CAMPAIGN_RESERVE_LUA),
+        sha(CAMPAIGN_CONFIRM_LUA),
+        sha(CAMPAIGN_ISSUE_LUA),
+    );
+    let users: Vec<String> = (0..CAMPAIGN_CALLS).map(|i| format!("user:{i}")).collect();
+    let claims: Vec<String> = (1..=CAMPAIGN_CALLS).map(|i| i.to_string()).collect();
+    let rows: Vec<(&str, Vec<Cmd>)> = vec![
+        (
+            "SADD",
+            users
+                .iter()
+                .map(|u| cmd(&["SADD", "bench:set", u]))
+                .collect(),
+        ),
+        (
+            "COUPON.RESERVE",
+            users
+                .iter()
+                .map(|u| cmd(&["COUPON.RESERVE", "cpn", u]))
+                .collect(),
+        ),
+        (
+            "EVALSHA campaign_reserve.lua",
+            users
+                .iter()
+                .map(|u| {
+                    cmd(&[
+                        "EVALSHA",
+                        &reserve_sha,
+                        "4",
+                        TWIN[0],
+                        TWIN[1],
+                        TWIN[2],
+                        TWIN[3],
+                        u,
+                        "3600",
+                    ])
+                })
+                .collect(),
+        ),
+        (
+            "COUPON.CONFIRM",
+            claims
+                .iter()
+                .map(|c| cmd(&["COUPON.CONFIRM", "cpn", c]))
+                .collect(),
+        ),
+        (
+            "EVALSHA campaign_confirm.lua",
+            claims
+                .iter()
+                .map(|c| cmd(&["EVALSHA", &confirm_sha, "3", TWIN[0], TWIN[1], TWIN[2], c]))
+                .collect(),
+        ),
+        (
+            "COUPON.ISSUE (campaign)",
+            users
+                .iter()
+                .map(|u| cmd(&["COUPON.ISSUE", "cpn:issue", u, "1000000000"]))
+                .collect(),
+        ),
+        (
+            "EVALSHA campaign_issue.lua",
+            users
+                .iter()
+                .map(|u| {
+                    cmd(&[
+                        "EVALSHA", &issue_sha, "4", TWIN[0], TWIN[1], TWIN[2], TWIN[3], u,
+                    ])
+                })
+                .collect(),
+        ),
+    ];
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); rows.len()];
+    // (held, confirmed): (campaign, twin) bytes.
+    let mut bytes = [(0, 0); 2];
+    for round in 1..=ROUNDS {
+        reset_campaigns(&mut con);
+        for (i, (name, commands)) in rows.iter().enumerate() {
+            if *name == "COUPON.CONFIRM" {
+                bytes[0] = (
+                    memory_usage(&mut con, &["cpn"]),
+                    memory_usage(&mut con, &TWIN),
+                );
+            }
+            // The twin's issue row starts from an empty twin, as ours does.
+            if *name == "EVALSHA campaign_issue.lua" {
+                bytes[1] = (
+                    memory_usage(&mut con, &["cpn"]),
+                    memory_usage(&mut con, &TWIN),
+                );
+                reset_twin(&mut con);
+            }
+            let rate = drive(&server, commands);
+            eprintln!("campaigns round {round} {name:<30} {rate:>10.0} calls/s");
+            rates[i].push(rate);
+        }
+    }
+    let ratio =
+        |a: usize, b: usize| median(rates[a].iter().zip(&rates[b]).map(|(x, y)| x / y).collect());
+    let mut out = format!(
+        "\n## Campaigns (same run)\n\n{DRIVER_CONNECTIONS} connections, pipelines of {DRIVER_PIPELINE}, \
+         {CAMPAIGN_CALLS} calls per row and round, {ROUNDS} interleaved rounds on a fresh server; the Lua \
+         twins ([`bench/scripts/campaign_*.lua`](scripts)) keep the same state in a hash and a sorted \
+         set. CONFIRM confirms the claims RESERVE just made.\n\n\
+         | command | calls/s | × SADD | × its Lua twin |\n|---|---|---|---|\n"
+    );
+    for (i, (name, _)) in rows.iter().enumerate() {
+        let native = name.starts_with("COUPON.");
+        let twin = if native {
+            format!("{:.2}", ratio(i, i + 1))
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "| {name} | {:.0} | {:.2} | {twin} |",
+            median(rates[i].clone()),
+            ratio(i, 0)
+        )
+        .unwrap();
+    }
+    writeln!(out, "\n| target | measured | wanted | |\n|---|---|---|---|").unwrap();
+    for (name, row) in [
+        ("COUPON.RESERVE", 1),
+        ("COUPON.CONFIRM", 3),
+        ("COUPON.ISSUE (campaign)", 5),
+    ] {
+        let measured = ratio(row, row + 1);
+        let verdict = if measured >= 2.0 {
+            "met"
+        } else {
+            "**not met**"
+        };
+        writeln!(
+            out,
+            "| {name} / its Lua twin, -P {DRIVER_PIPELINE} | {measured:.3} | ≥ 2.00 | {verdict} |"
+        )
+        .unwrap();
+    }
+    let per_claim = |total: i64| total as f64 / CAMPAIGN_CALLS as f64;
+    writeln!(
+        out,
+        "\nMemory per claim (`MEMORY USAGE` / claims, {CAMPAIGN_CALLS} claims): held, campaign {:.0} B \
+         and the Lua twin's hashes and sorted set {:.0} B; confirmed, {:.0} B and {:.0} B.",
+        per_claim(bytes[0].0),
+        per_claim(bytes[0].1),
+        per_claim(bytes[1].0),
+        per_claim(bytes[1].1)
+    )
+    .unwrap();
+    out
 }

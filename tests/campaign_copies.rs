@@ -100,17 +100,9 @@ fn a_replica_that_applies_the_stream_late_ends_with_the_same_campaign() {
     let primary = Server::start();
     let replica = Server::replica_of(&primary);
     let mut con = primary.con();
-    let mut replica_con = replica.con();
     // Hold the replica back: it applies everything 1.5 s late, after the
     // short holds have expired by its own clock.
-    let sleeper = thread::spawn(move || {
-        let _: () = redis::cmd("DEBUG")
-            .arg("SLEEP")
-            .arg("1.5")
-            .query(&mut replica_con)
-            .unwrap();
-    });
-    thread::sleep(Duration::from_millis(100));
+    let sleeper = replica.hold_back(1.5);
     create(&mut con, "sale", 5, 1, 600);
     let (short, _) = reserve(&mut con, "sale", "a", &["HOLD", "1"]);
     reserve(&mut con, "sale", "b", &["ID", "r"]);

@@ -6,6 +6,8 @@
 //! 100, 30 repetitions, request order shuffled with a fixed seed.
 //! Monitoring: 50 connections × 20 adds on one counter (threshold 500), and
 //! 40 connections × 2 refunds of 5 on a counter of 1000 with a TTL.
+//! Reservations: 200 buyers for 100 places, some payments fail, some
+//! checkouts crash; set-based coupons against a campaign.
 
 mod common;
 
@@ -13,7 +15,7 @@ use std::collections::HashMap;
 
 use common::crowd::{naive_decrclamp, naive_incrcheck, CouponStep, Crowd, ISSUED, WINNERS};
 use common::rng::Rng;
-use common::{decrclamp, incrcheck, pexpiretime, set_ex, Server};
+use common::{campaign, decrclamp, incrcheck, issue, pexpiretime, revoke, set_ex, Server};
 use redis::Connection;
 
 const REPETITIONS: usize = 30;
@@ -174,4 +176,144 @@ fn main() {
     coupons(&server);
     alerts(&server);
     refunds(&server);
+    reservations(&server);
+}
+
+/// What a buyer's checkout does once it has a place.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Payment {
+    Pays,
+    /// Declined: the app gives the place back.
+    Fails,
+    /// The app crashes before it can do anything more.
+    Hangs,
+}
+
+const BUYERS: usize = 200;
+/// Refused buyers ask again, a hold's length later, until a wave hands out
+/// nothing (sold out for good) or nobody is left waiting; at most this
+/// many waves.
+const MAX_WAVES: usize = 20;
+const RESERVATION_RUNS: usize = 5;
+
+/// Each buyer asks at once; refused buyers ask again in the next wave.
+/// Returns (paid, leaked, turned away).
+fn checkout_rush(
+    crowd: &mut Crowd,
+    payments: &[Payment],
+    try_once: impl Fn(&mut Connection, usize) -> bool + Sync,
+    give_back: impl Fn(&mut Connection, usize) + Sync,
+    keep: impl Fn(&mut Connection, usize) + Sync,
+) -> (i64, i64, i64) {
+    let mut waiting: Vec<bool> = vec![true; BUYERS];
+    let (mut paid, mut leaked) = (0, 0);
+    for _ in 0..MAX_WAVES {
+        let outcomes = crowd.run(|i, c| {
+            if !waiting[i] || !try_once(c, i) {
+                return None;
+            }
+            match payments[i] {
+                Payment::Pays => keep(c, i),
+                Payment::Fails => give_back(c, i),
+                Payment::Hangs => {}
+            }
+            Some(payments[i])
+        });
+        let served = outcomes.iter().flatten().count();
+        for (i, outcome) in outcomes.into_iter().enumerate() {
+            if let Some(payment) = outcome {
+                waiting[i] = false;
+                paid += i64::from(payment == Payment::Pays);
+                leaked += i64::from(payment == Payment::Hangs);
+            }
+        }
+        if served == 0 || !waiting.contains(&true) {
+            break;
+        }
+        // A hold's length: the crashed checkouts' holds end.
+        std::thread::sleep(std::time::Duration::from_millis(1_100));
+    }
+    let turned_away = waiting
+        .iter()
+        .zip(payments)
+        .filter(|(w, p)| **w && **p == Payment::Pays)
+        .count();
+    (paid, leaked, turned_away as i64)
+}
+
+fn reservations(server: &Server) {
+    let mut crowd = Crowd::connect(server, BUYERS);
+    let mut con = server.con();
+    println!(
+        "\n## Reservations: {BUYERS} buyers for {LIMIT} places, payments 60% paid, 20% declined, 20% crashed checkouts; refused buyers retry until a wave hands out nothing; {RESERVATION_RUNS} runs\n"
+    );
+    println!("| implementation | paid coupons | places lost to crashed checkouts | paying buyers turned away |");
+    println!("|---|---|---|---|");
+    let mut rng = Rng(SEED);
+    let runs: Vec<Vec<Payment>> = (0..RESERVATION_RUNS)
+        .map(|_| {
+            (0..BUYERS)
+                .map(|_| match rng.below(10) {
+                    0 | 1 => Payment::Fails,
+                    2 | 3 => Payment::Hangs,
+                    _ => Payment::Pays,
+                })
+                .collect()
+        })
+        .collect();
+    let buyer = |i: usize| format!("buyer-{i}");
+    let mut sets = (Vec::new(), Vec::new(), Vec::new());
+    let mut campaigns = (Vec::new(), Vec::new(), Vec::new());
+    for payments in &runs {
+        let _: i64 = redis::cmd("DEL")
+            .arg("drop")
+            .arg("sale")
+            .query(&mut con)
+            .unwrap();
+        let (paid, leaked, away) = checkout_rush(
+            &mut crowd,
+            payments,
+            |c, i| issue(c, "drop", &buyer(i), LIMIT) > 0,
+            |c, i| {
+                revoke(c, "drop", &buyer(i));
+            },
+            |_, _| {},
+        );
+        sets.0.push(paid);
+        sets.1.push(leaked);
+        sets.2.push(away);
+        campaign::create(&mut con, "sale", LIMIT, 1, 1);
+        let claim_of = |c: &mut Connection, i: usize| {
+            campaign::reserve(c, "sale", &buyer(i), &["ID", &format!("order-{i}")]).0
+        };
+        let (_, _, away) = checkout_rush(
+            &mut crowd,
+            payments,
+            |c, i| claim_of(c, i) > 0,
+            |c, i| {
+                let claim = claim_of(c, i);
+                campaign::release(c, "sale", claim);
+            },
+            |c, i| {
+                let claim = claim_of(c, i);
+                campaign::confirm(c, "sale", claim);
+            },
+        );
+        let info = campaign::info(&mut con, "sale");
+        campaigns.0.push(info["confirmed"]);
+        campaigns.1.push(info["held"]);
+        campaigns.2.push(away);
+    }
+    println!(
+        "| COUPON.ISSUE on a set, REVOKE on decline | {} | {} | {} |",
+        spread(&sets.0),
+        spread(&sets.1),
+        spread(&sets.2)
+    );
+    println!(
+        "| campaign: RESERVE (HOLD 1, ID), CONFIRM or RELEASE | {} | {} | {} |",
+        spread(&campaigns.0),
+        spread(&campaigns.1),
+        spread(&campaigns.2)
+    );
 }

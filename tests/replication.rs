@@ -42,15 +42,7 @@ fn a_replica_that_applies_the_stream_late_ends_with_the_same_expiry() {
 
     // Hold the replica back so it replays the stream well after the primary
     // wrote it: a relative EXPIRE would land 1.5 s later there.
-    let mut replica_con = replica.con();
-    let sleeper = thread::spawn(move || {
-        let _: () = redis::cmd("DEBUG")
-            .arg("SLEEP")
-            .arg("1.5")
-            .query(&mut replica_con)
-            .unwrap();
-    });
-    thread::sleep(Duration::from_millis(200));
+    let sleeper = replica.hold_back(1.5);
     workload(&mut con);
     let acked: i64 = redis::cmd("WAIT")
         .arg(1)

@@ -302,6 +302,23 @@ impl Server {
         wait_for(|| ready(&info(&mut con)), Duration::from_secs(10), what);
     }
 
+    /// Blocks this server for `seconds` (DEBUG SLEEP, on a thread): a
+    /// replica held back applies its stream that much later. Join the
+    /// handle to wait for it.
+    pub fn hold_back(&self, seconds: f64) -> thread::JoinHandle<()> {
+        let mut con = self.con();
+        let sleeper = thread::spawn(move || {
+            let _: () = redis::cmd("DEBUG")
+                .arg("SLEEP")
+                .arg(seconds)
+                .query(&mut con)
+                .unwrap();
+        });
+        // Let the sleep begin before the caller writes.
+        thread::sleep(Duration::from_millis(100));
+        sleeper
+    }
+
     /// Kills the process outright (SIGKILL), as a crash or a lost machine.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -596,6 +613,18 @@ pub fn guard_counters(con: &mut Connection) -> std::collections::BTreeMap<String
         .filter_map(|line| line.strip_prefix("guard_")?.split_once(':'))
         .map(|(name, value)| (name.to_string(), value.trim().parse().unwrap()))
         .collect()
+}
+
+/// Asserts that exactly the `moved` counters of INFO guard have these
+/// values and every other one is still 0.
+pub fn assert_only_these_counters(con: &mut Connection, moved: &[(&str, i64)]) {
+    let mut expected = guard_counters(con);
+    expected.values_mut().for_each(|value| *value = 0);
+    for (name, value) in moved {
+        assert!(expected.contains_key(*name), "INFO guard has no {name}");
+        expected.insert(name.to_string(), *value);
+    }
+    assert_eq!(guard_counters(con), expected);
 }
 
 pub fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
