@@ -4,8 +4,9 @@
 //! Layout: `redis/` owns the Redis module API (every `unsafe` is there);
 //! each command family is a folder (`mon/`, `coupon/`, `campaign/`,
 //! `throttle/`) where a command is one file (metadata, parsing, handler)
-//! beside the family's pure decisions (`rules.rs`, `model.rs`, `gcra.rs`); `args`, `integer` and `reply` are the
-//! shared pure parts; `stats` the INFO counters.
+//! beside the family's pure decisions (`rules.rs`, `model.rs`, `gcra.rs`);
+//! `args`, `integer` and `reply` are the shared pure parts; `stats` the
+//! INFO counters.
 
 pub mod args;
 pub mod campaign;

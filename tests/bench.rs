@@ -518,9 +518,11 @@ fn report(cases: &[Case], results: &Results, memory: &[(i64, i64, i64)], version
     writeln!(out, "# Benchmark results\n").unwrap();
     writeln!(
         out,
-        "Redis {version}, `redis-benchmark -c {CLIENTS} -r {KEYSPACE}`, {ROUNDS} interleaved rounds: rps, usec and CPU \
+        "Redis {version}, `redis-benchmark -c {CLIENTS} -r {KEYSPACE}`, {ROUNDS} \
+            interleaved rounds: rps, usec and CPU \
          are medians, ratios the median of each round's ratio, \
-         100k requests at -P 1 and 400k at -P 16, on one 2-core machine (the benchmark client shares it). \
+         100k requests at -P 1 and 400k at -P 16, on one 2-core machine \
+         (the benchmark client shares it). \
          Ratios are within one run; absolute numbers are not comparable across machines.\n"
     )
     .unwrap();
@@ -592,7 +594,12 @@ fn report(cases: &[Case], results: &Results, memory: &[(i64, i64, i64)], version
         );
         writeln!(out, "{line}").unwrap();
     }
-    writeln!(out, "\n## Memory per counter (`MEMORY USAGE`, bytes)\n\n| value | MON.INCRCHECK | INCRBY + EXPIRE |\n|---|---|---|").unwrap();
+    writeln!(
+        out,
+        "\n## Memory per counter (`MEMORY USAGE`, bytes)\n\n| value | \
+        MON.INCRCHECK | INCRBY + EXPIRE |\n|---|---|---|"
+    )
+    .unwrap();
     for (value, native, incrby) in memory {
         writeln!(out, "| {value} | {native} | {incrby} |").unwrap();
     }
@@ -610,8 +617,10 @@ fn chart(cases: &[Case], results: &Results) -> String {
     let (row, label_width, bar_width) = (22, 300, 420);
     let height = 40 + cases.len() * row + 30;
     let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <text x=\"10\" y=\"20\" font-size=\"14\">Throughput at -P 16, relative to the ceiling (INCRBY / SADD)</text>\n",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" \
+            font-family=\"sans-serif\" font-size=\"12\">\n\
+         <text x=\"10\" y=\"20\" font-size=\"14\">Throughput at -P 16, relative to the \
+             ceiling (INCRBY / SADD)</text>\n",
         label_width + bar_width + 80
     );
     for (i, case) in cases.iter().enumerate() {
@@ -627,7 +636,8 @@ fn chart(cases: &[Case], results: &Results) -> String {
         let width = (ratio.min(1.5) / 1.5 * bar_width as f64) as usize;
         writeln!(
             svg,
-            "<text x=\"10\" y=\"{}\">{}</text><rect x=\"{label_width}\" y=\"{y}\" width=\"{width}\" height=\"{}\" fill=\"{colour}\"/>\
+            "<text x=\"10\" y=\"{}\">{}</text><rect x=\"{label_width}\" y=\"{y}\" \
+                width=\"{width}\" height=\"{}\" fill=\"{colour}\"/>\
              <text x=\"{}\" y=\"{}\">{ratio:.2}</text>",
             y + 14,
             case.name,
@@ -640,8 +650,10 @@ fn chart(cases: &[Case], results: &Results) -> String {
     let one = label_width + (bar_width as f64 / 1.5) as usize;
     write!(
         svg,
-        "<line x1=\"{one}\" y1=\"35\" x2=\"{one}\" y2=\"{}\" stroke=\"#000\" stroke-dasharray=\"4\"/>\n\
-         <text x=\"10\" y=\"{}\">grey: ceiling · green: native · red: EVALSHA · orange: FCALL · blue: redis-cell · dashed line: 1.0</text>\n</svg>\n",
+        "<line x1=\"{one}\" y1=\"35\" x2=\"{one}\" y2=\"{}\" stroke=\"#000\" \
+            stroke-dasharray=\"4\"/>\n\
+         <text x=\"10\" y=\"{}\">grey: ceiling · green: native · red: EVALSHA · orange: \
+             FCALL · blue: redis-cell · dashed line: 1.0</text>\n</svg>\n",
         height - 25,
         height - 8
     )
@@ -949,9 +961,12 @@ fn campaigns() -> String {
     let ratio =
         |a: usize, b: usize| median(rates[a].iter().zip(&rates[b]).map(|(x, y)| x / y).collect());
     let mut out = format!(
-        "\n## Campaigns (same run)\n\n{DRIVER_CONNECTIONS} connections, pipelines of {DRIVER_PIPELINE}, \
-         {CAMPAIGN_CALLS} calls per row and round, {ROUNDS} interleaved rounds on a fresh server; the Lua \
-         twins ([`bench/scripts/campaign_*.lua`](scripts)) keep the same state in a hash and a sorted \
+        "\n## Campaigns (same run)\n\n{DRIVER_CONNECTIONS} connections, pipelines of \
+            {DRIVER_PIPELINE}, \
+         {CAMPAIGN_CALLS} calls per row and round, {ROUNDS} interleaved rounds on a fresh server; \
+         the Lua \
+         twins ([`bench/scripts/campaign_*.lua`](scripts)) keep the same \
+         state in a hash and a sorted \
          set. CONFIRM confirms the claims RESERVE just made.\n\n\
          | command | calls/s | × SADD | × its Lua twin |\n|---|---|---|---|\n"
     );
@@ -991,7 +1006,8 @@ fn campaigns() -> String {
     let per_claim = |total: i64| total as f64 / CAMPAIGN_CALLS as f64;
     writeln!(
         out,
-        "\nMemory per claim (`MEMORY USAGE` / claims, {CAMPAIGN_CALLS} claims): held, campaign {:.0} B \
+        "\nMemory per claim (`MEMORY USAGE` / claims, {CAMPAIGN_CALLS} claims): held, \
+            campaign {:.0} B \
          and the Lua twin's hashes and sorted set {:.0} B; confirmed, {:.0} B and {:.0} B.",
         per_claim(bytes[0].0),
         per_claim(bytes[0].1),

@@ -299,7 +299,8 @@ fn describe(call: &[Vec<u8>]) -> String {
 
 /// TYPE, DUMP and PEXPIRETIME of a key in one round trip.
 fn key_state(con: &mut Connection, key: &[u8]) -> Value {
-    let script = "return {redis.call('TYPE', KEYS[1])['ok'], redis.call('DUMP', KEYS[1]), redis.call('PEXPIRETIME', KEYS[1])}";
+    let script = "return {redis.call('TYPE', KEYS[1])['ok'], redis.call('DUMP', KEYS[1]), \
+    redis.call('PEXPIRETIME', KEYS[1])}";
     redis::cmd("EVAL")
         .arg(script)
         .arg(1)

@@ -198,7 +198,10 @@ fn valid_calls_leave_memory_flat() {
     let first = churn(&mut con, calls);
     let second = churn(&mut con, calls);
     let growth = second - first;
-    println!("{calls} calls of each command, twice: used_memory_dataset {first} -> {second} ({growth:+} bytes)");
+    println!(
+        "{calls} calls of each command, twice: used_memory_dataset {first} -> {second} \
+        ({growth:+} bytes)"
+    );
     // Measured flat to the byte; a leak of one byte in 64 calls would show.
     let allowed = (calls as i64 / 64).max(1024);
     assert!(

@@ -43,8 +43,14 @@ fn query_i64(con: &mut Connection, args: &[&str]) -> i64 {
 fn coupons(server: &Server) {
     let mut crowd = Crowd::connect(server, REQUESTS);
     let mut con = server.con();
-    println!("## Coupons: {REQUESTS} requests, {USERS} users (60 ask twice), limit {LIMIT}, {REPETITIONS} runs\n");
-    println!("| implementation | coupons issued | distinct winners | users holding 2+ | SCARD left | counter left |");
+    println!(
+        "## Coupons: {REQUESTS} requests, {USERS} users (60 ask twice), limit {LIMIT}, \
+        {REPETITIONS} runs\n"
+    );
+    println!(
+        "| implementation | coupons issued | distinct winners | users holding 2+ | \
+        SCARD left | counter left |"
+    );
     println!("|---|---|---|---|---|---|");
     for step in CouponStep::ALL {
         let mut rng = Rng(SEED);
@@ -97,8 +103,14 @@ fn coupons(server: &Server) {
 fn alerts(server: &Server) {
     let mut crowd = Crowd::connect(server, 50);
     let mut con = server.con();
-    println!("## Velocity check: 50 connections × 20 adds of 1 on one counter, threshold 500, {REPETITIONS} windows\n");
-    println!("| implementation | alerts per window | windows with a duplicate or missed alert | final value |");
+    println!(
+        "## Velocity check: 50 connections × 20 adds of 1 on one counter, threshold \
+        500, {REPETITIONS} windows\n"
+    );
+    println!(
+        "| implementation | alerts per window | windows with a duplicate or missed \
+        alert | final value |"
+    );
     println!("|---|---|---|---|");
     type Check = fn(&mut Connection) -> i64;
     let naive: Check = |c| naive_incrcheck(c, "lab:orders", 1, 500);
@@ -130,7 +142,10 @@ fn refunds(server: &Server) {
     println!(
         "## Refunds: 40 connections × 2 refunds of 5 on 1000 (TTL 600 s), {REPETITIONS} runs\n"
     );
-    println!("| implementation | final value (exact: 600) | lost refunds per run | runs that dropped the TTL |");
+    println!(
+        "| implementation | final value (exact: 600) | lost refunds per run | runs \
+        that dropped the TTL |"
+    );
     println!("|---|---|---|---|");
     type Refund = fn(&mut Connection) -> i64;
     let naive: Refund = |c| naive_decrclamp(c, "lab:refunds", 5);
@@ -245,9 +260,14 @@ fn reservations(server: &Server) {
     let mut crowd = Crowd::connect(server, BUYERS);
     let mut con = server.con();
     println!(
-        "\n## Reservations: {BUYERS} buyers for {LIMIT} places, payments 60% paid, 20% declined, 20% crashed checkouts; refused buyers retry until a wave hands out nothing; {RESERVATION_RUNS} runs\n"
+        "\n## Reservations: {BUYERS} buyers for {LIMIT} places, payments 60% paid, 20% \
+            declined, 20% crashed checkouts; refused buyers retry until a wave hands out \
+            nothing; {RESERVATION_RUNS} runs\n"
     );
-    println!("| implementation | paid coupons | places lost to crashed checkouts | paying buyers turned away |");
+    println!(
+        "| implementation | paid coupons | places lost to crashed checkouts | paying \
+        buyers turned away |"
+    );
     println!("|---|---|---|---|");
     let mut rng = Rng(SEED);
     let runs: Vec<Vec<Payment>> = (0..RESERVATION_RUNS)

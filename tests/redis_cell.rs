@@ -1,7 +1,7 @@
 //! CL.THROTTLE against the real peer, redis-cell 0.2.2 (built from
 //! crates.io by tests/peers/redis-cell.sh): the same seeded calls go to a
 //! server with redis-cell and a server with this module, and must agree
-//! call by call, but for the rounding SPEC.md chose (times rounded up where
+//! call by call, but for the rounding docs/commands.md states (times rounded up where
 //! redis-cell truncates). Then keys redis-cell wrote move to a fresh server
 //! with this module and carry on as if nothing happened.
 //!

@@ -15,7 +15,7 @@ pub const COMMAND: Command = Command {
     acl_categories: c"read slow",
     arity: -2,
     key: KeyAccess::READ,
-    summary: c"Live claims numbered FROM or more, in order, at most COUNT: [claim, user, state, expires_at_ms, request-id].",
+    summary: c"Live claims from FROM in order, at most COUNT: [claim, user, state, expiry, id].",
     complexity: c"O(log N + COUNT), plus expired holds not yet reclaimed on the way.",
     args: &[
         ArgDoc::KEY,

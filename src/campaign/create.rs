@@ -12,8 +12,7 @@ pub const COMMAND: Command = Command {
     acl_categories: c"write fast",
     arity: -3,
     key: KeyAccess::INSERT,
-    summary:
-        c"Creates a campaign of at most limit live claims, PERUSER per user, holds of HOLD seconds.",
+    summary: c"Creates a campaign: at most limit live claims, PERUSER each, holds of HOLD s.",
     complexity: c"O(1)",
     args: &[
         ArgDoc::KEY,

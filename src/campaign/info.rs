@@ -11,7 +11,7 @@ pub const COMMAND: Command = Command {
     acl_categories: c"read fast",
     arity: 2,
     key: KeyAccess::READ,
-    summary: c"A campaign's limit, peruser, hold, confirmed, held, available, claims, expired and released.",
+    summary: c"A campaign's settings and counts: confirmed, held, available, expired...",
     complexity: c"O(N / 512) for N held claims.",
     args: &[ArgDoc::KEY],
     callback: callback::<Info>,

@@ -35,7 +35,7 @@ pub enum Coupon {
 }
 
 impl Coupon {
-    /// The integer reply SPEC.md defines.
+    /// The integer reply (docs/commands.md).
     pub fn reply(self) -> i64 {
         match self {
             Coupon::Issued { rank, .. } => rank,

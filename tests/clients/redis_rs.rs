@@ -7,7 +7,7 @@ fn guard_calls(con: &mut redis::Connection) -> redis::RedisResult<String> {
         .arg("launch:coupons").arg("alice").arg(100)
         .query(con)?;
     let left: i64 = redis::cmd("MON.DECRCLAMP").arg("refunds:today").arg(50).query(con)?;
-    let [limited, _limit, remaining, _retry_after, _reset_after]: [i64; 5] = redis::cmd("CL.THROTTLE")
+    let [limited, _limit, remaining, _retry, _reset]: [i64; 5] = redis::cmd("CL.THROTTLE")
         .arg("user:42:api").arg(15).arg(30).arg(60)
         .query(con)?;
     Ok(format!("{current} {level} {rank} {left} {limited} {remaining}"))
