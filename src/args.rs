@@ -77,19 +77,27 @@ pub fn options<'a, A: AsRef<[u8]>>(
     names: &[&str],
     mut each: impl FnMut(usize, &'a [u8]) -> Result<(), ErrorReply>,
 ) -> Result<(), ErrorReply> {
-    let mut seen = vec![false; names.len()];
+    debug_assert!(names.len() <= 32);
+    // One bit per known option; nothing is allocated unless for an error.
+    let mut seen = 0u32;
     let mut rest = args;
     while let [name, tail @ ..] = rest {
-        let given = String::from_utf8_lossy(name.as_ref()).into_owned();
-        let Some(index) = names.iter().position(|n| n.eq_ignore_ascii_case(&given)) else {
+        let name = name.as_ref();
+        let Some(index) = names
+            .iter()
+            .position(|n| n.as_bytes().eq_ignore_ascii_case(name))
+        else {
+            let given = String::from_utf8_lossy(name);
             return Err(ErrorReply::owned(format!("ERR unknown option '{given}'")));
         };
         let option = names[index];
-        if std::mem::replace(&mut seen[index], true) {
+        let bit = 1 << index;
+        if seen & bit != 0 {
             return Err(ErrorReply::owned(format!(
                 "ERR option {option} is given more than once"
             )));
         }
+        seen |= bit;
         let [value, tail @ ..] = tail else {
             return Err(ErrorReply::owned(format!(
                 "ERR option {option} needs a value"
