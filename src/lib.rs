@@ -51,7 +51,7 @@ fn init(ctx: &redis_module::Context, args: &[redis_module::RedisString]) -> redi
             }
         }
     }
-    match redis::load(ctx, &[&campaign::value::CAMPAIGN], &commands) {
+    match redis::load(ctx, &[&campaign::encoding::CAMPAIGN], &commands) {
         Ok(()) => redis_module::Status::Ok,
         Err(message) => {
             ctx.log_warning(&format!("redis-guard: {message}"));

@@ -13,7 +13,9 @@ use common::campaign::*;
 use common::rng::Rng;
 use common::*;
 use redis::{Connection, Value};
-use redis_guard::campaign::model::{self, Campaign, ClaimState, Settings};
+use redis_guard::campaign::effect::Settings;
+use redis_guard::campaign::rules::{self, Reservation};
+use redis_guard::campaign::store::{Campaign, ClaimState};
 
 fn now_ms() -> i64 {
     SystemTime::now()
@@ -214,16 +216,9 @@ fn the_data_type_agrees_with_the_pure_model() {
             // Short holds, then the pause that expires them on both sides.
             for user in &users[..4] {
                 let (claim, expires_at) = reserve(&mut con, "sale", user, &["HOLD", "1"]);
-                let plan = model
-                    .reserve(user.as_bytes(), None, expires_at, now_ms())
-                    .unwrap();
-                let expected = match plan.outcome {
-                    model::Reserve::New { claim, .. } => claim as i64,
-                    model::Reserve::UserFull => -1,
-                    model::Reserve::SoldOut => -2,
-                    model::Reserve::Repeat { claim, .. } => claim as i64,
-                };
-                assert_eq!(claim, expected, "short hold for {user}");
+                let plan =
+                    rules::reserve(&model, user.as_bytes(), None, expires_at, now_ms()).unwrap();
+                assert_eq!(claim, plan.outcome.reply()[0], "short hold for {user}");
                 for effect in &plan.effects {
                     model.apply(effect).unwrap();
                 }
@@ -242,27 +237,29 @@ fn the_data_type_agrees_with_the_pure_model() {
                     .arg(user)
                     .arg(&options)
                     .query::<(i64, i64)>(&mut con);
-                match model.reserve(user.as_bytes(), id.map(str::as_bytes), 0, now) {
+                match rules::reserve(&model, user.as_bytes(), id.map(str::as_bytes), 0, now) {
                     Err(_) => assert!(reply.is_err(), "{what}: the model refused the id"),
                     Ok(plan) => {
                         let (claim, expires_at) = reply.unwrap_or_else(|e| panic!("{what}: {e}"));
+                        let [number, expires] = plan.outcome.reply();
                         let expected = match plan.outcome {
-                            model::Reserve::New { claim, .. } => (claim as i64, None),
-                            model::Reserve::Repeat {
-                                claim,
-                                expires_at_ms,
-                            } => (claim as i64, Some(expires_at_ms)),
-                            model::Reserve::UserFull => (-1, Some(0)),
-                            model::Reserve::SoldOut => (-2, Some(0)),
+                            // The server chose the expiry of a new hold.
+                            Reservation::New { .. } => (number, None),
+                            _ => (number, Some(expires)),
                         };
                         assert_eq!(claim, expected.0, "{what}: claim");
                         if let Some(expires) = expected.1 {
                             assert_eq!(expires_at, expires, "{what}: expiry");
                         }
                         // The server chose the expiry; the model takes it.
-                        let plan = model
-                            .reserve(user.as_bytes(), id.map(str::as_bytes), expires_at, now)
-                            .unwrap();
+                        let plan = rules::reserve(
+                            &model,
+                            user.as_bytes(),
+                            id.map(str::as_bytes),
+                            expires_at,
+                            now,
+                        )
+                        .unwrap();
                         for effect in &plan.effects {
                             model.apply(effect).unwrap();
                         }
@@ -271,43 +268,38 @@ fn the_data_type_agrees_with_the_pure_model() {
             }
             2 => {
                 let claim = 1 + rng.below(model.info(now).claims as usize + 2) as i64;
-                let plan = model.confirm(claim as u64, now);
+                let plan = rules::confirm(&model, claim as u64, now);
                 assert_eq!(
                     confirm(&mut con, "sale", claim),
-                    plan.outcome,
+                    plan.outcome.reply(),
                     "{what}: confirm {claim}"
                 );
                 plan.effects.iter().for_each(|e| model.apply(e).unwrap());
             }
             3 => {
                 let claim = 1 + rng.below(model.info(now).claims as usize + 2) as i64;
-                let plan = model.release(claim as u64, now);
+                let plan = rules::release(&model, claim as u64, now);
                 assert_eq!(
                     release(&mut con, "sale", claim),
-                    plan.outcome,
+                    plan.outcome.reply(),
                     "{what}: release {claim}"
                 );
                 plan.effects.iter().for_each(|e| model.apply(e).unwrap());
             }
             4 => {
-                let plan = model.issue(user.as_bytes(), settings.limit, now).unwrap();
-                let expected = match plan.outcome {
-                    model::Issue::New { claim, .. } => claim as i64,
-                    model::Issue::UserFull => -1,
-                    model::Issue::SoldOut => -2,
-                };
+                let plan = rules::issue(&model, user.as_bytes(), settings.limit, now).unwrap();
                 assert_eq!(
                     issue(&mut con, "sale", user, settings.limit),
-                    expected,
+                    plan.outcome.reply(),
                     "{what}: issue"
                 );
                 plan.effects.iter().for_each(|e| model.apply(e).unwrap());
             }
             _ => {
-                let plan = model.revoke(user.as_bytes(), now);
+                let plan = rules::revoke(&model, user.as_bytes(), now);
                 assert_eq!(
                     revoke(&mut con, "sale", user),
-                    plan.outcome,
+                    plan.outcome.released as i64,
                     "{what}: revoke"
                 );
                 plan.effects.iter().for_each(|e| model.apply(e).unwrap());

@@ -2,9 +2,9 @@
 //! for a reconciliation job to compare with the orders database.
 
 use super::claim_number;
-use super::model::ClaimState;
-use super::value::CAMPAIGN;
-use super::NO_SUCH_CAMPAIGN;
+use super::encoding::CAMPAIGN;
+use super::pipeline::NO_SUCH_CAMPAIGN;
+use super::store::ClaimState;
 use crate::args;
 use crate::redis::{callback, Arg, ArgDoc, Command, CommandKey, Ctx, Handler, KeyAccess};
 use crate::reply::{CommandResult, ErrorReply, Reply};

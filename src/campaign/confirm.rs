@@ -1,11 +1,10 @@
 //! `COUPON.CONFIRM key claim`: the payment went through; the place is kept.
 
 use super::claim_number;
-use super::value::decide_and_perform;
+use super::{pipeline, rules};
 use crate::args;
 use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
 use crate::reply::{CommandResult, Reply};
-use crate::stats;
 
 pub const COMMAND: Command = Command {
     name: c"coupon.confirm",
@@ -27,12 +26,9 @@ impl Handler for Confirm {
             return Err(args::wrong_arity("coupon.confirm"));
         };
         let claim = claim_number(claim.as_bytes(), "claim")?;
-        let outcome = decide_and_perform(ctx, args[1], |campaign, now| {
-            Ok(campaign.confirm(claim, now))
+        let outcome = pipeline::decide(ctx, args[1], |campaign, now| {
+            Ok(rules::confirm(campaign, claim, now))
         })?;
-        if outcome == 1 {
-            stats::COUPON_CONFIRMED.bump();
-        }
-        Ok(Reply::Integer(outcome))
+        Ok(Reply::Integer(outcome.reply()))
     }
 }

@@ -1,9 +1,9 @@
 //! `COUPON.CREATE key limit [PERUSER n] [HOLD seconds]`: a new campaign.
 
-use super::model::{Campaign, Settings};
-use super::value::CAMPAIGN;
+use super::effect::Settings;
+use super::pipeline;
 use crate::args;
-use crate::redis::{callback, Arg, ArgDoc, Command, CommandKey, Ctx, Handler, KeyAccess};
+use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
 use crate::reply::{CommandResult, ErrorReply, Reply};
 
 pub const COMMAND: Command = Command {
@@ -26,14 +26,12 @@ pub const COMMAND: Command = Command {
 /// The default hold of RESERVE, seconds.
 pub const DEFAULT_HOLD_S: i64 = 600;
 
-/// RESTORE's error for a key that exists.
-const BUSYKEY: ErrorReply = ErrorReply::new("BUSYKEY Target key name already exists.");
-
 pub struct Create;
 
 impl Create {
     /// `args` are the arguments after the key. A HOLD must fit as an
-    /// expiry from `now_ms`, as a window does.
+    /// expiry from `now_ms`, as a window does: a client's call is judged by
+    /// the clock; what it made travels as values (see the pipeline).
     pub fn parse<A: AsRef<[u8]>>(args: &[A], now_ms: i64) -> Result<Settings, ErrorReply> {
         let [limit, options @ ..] = args else {
             return Err(args::wrong_arity("coupon.create"));
@@ -59,15 +57,7 @@ impl Create {
 impl Handler for Create {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         let settings = Create::parse(&args[2..], ctx.now_ms())?;
-        let target = CommandKey::new(ctx, args[1]);
-        let mut key = target.open();
-        if key.exists() {
-            return Err(BUSYKEY);
-        }
-        key.set_value(&CAMPAIGN, Campaign::new(settings))?;
-        // Nothing here depends on the clock: replicas run it as sent.
-        target.replicate_verbatim();
-        target.signal_modified();
+        pipeline::create(ctx, args[1], settings)?;
         Ok(Reply::Simple("OK"))
     }
 }

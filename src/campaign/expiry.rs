@@ -48,7 +48,8 @@ impl ExpiryIndex {
 
     pub fn insert(&mut self, entry: Entry) {
         if self.blocks.is_empty() {
-            self.blocks.push(Vec::with_capacity(BLOCK));
+            // Grown as needed: a user's own index often holds one entry.
+            self.blocks.push(Vec::new());
         }
         let index = self.block_for(&entry);
         let block = &mut self.blocks[index];
@@ -99,6 +100,19 @@ impl ExpiryIndex {
         self.blocks.first().and_then(|block| block.first().copied())
     }
 
+    /// The entries expiring at `at_ms` or later, in order: the holds still
+    /// live when now is `at_ms`.
+    pub fn iter_from(&self, at_ms: i64) -> impl Iterator<Item = &Entry> {
+        let first = self
+            .blocks
+            .partition_point(|block| block.last().is_some_and(|&(last, _)| last < at_ms));
+        let mut rest = self.blocks[first..].iter();
+        let head = rest.next().map_or(&[][..], |block| {
+            &block[block.partition_point(|e| e.0 < at_ms)..]
+        });
+        head.iter().chain(rest.flatten())
+    }
+
     /// Every entry, in order (for checks and serialisation).
     pub fn iter(&self) -> impl Iterator<Item = &Entry> {
         self.blocks.iter().flatten()
@@ -146,6 +160,10 @@ mod tests {
             let at = (next() % 5_200) as i64;
             assert_eq!(index.count_before(at), plain.partition_point(|e| e.0 < at));
             assert_eq!(index.first(), plain.first().copied());
+            assert!(index
+                .iter_from(at)
+                .copied()
+                .eq(plain.iter().copied().filter(|e| e.0 >= at)));
             assert_eq!(index.len(), plain.len());
         }
         assert!(index.iter().copied().eq(plain.iter().copied()));

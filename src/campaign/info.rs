@@ -1,7 +1,7 @@
 //! `COUPON.INFO key`: a campaign's settings and counts, exact as of now.
 
-use super::value::CAMPAIGN;
-use super::NO_SUCH_CAMPAIGN;
+use super::encoding::CAMPAIGN;
+use super::pipeline::NO_SUCH_CAMPAIGN;
 use crate::redis::{callback, Arg, ArgDoc, Command, CommandKey, Ctx, Handler, KeyAccess};
 use crate::reply::{CommandResult, Reply};
 

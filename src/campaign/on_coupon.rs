@@ -1,53 +1,29 @@
-//! COUPON.ISSUE and COUPON.REVOKE when their key is a campaign: the set
-//! commands hand over here, with the key already open.
+//! COUPON.ISSUE and COUPON.REVOKE when their key is a campaign: decided by
+//! the campaign's rules, carried out by its pipeline, answered with the
+//! outcomes the set backend gives.
 
-use super::model::Issue;
-use super::value::decide_on;
-use crate::redis::{CommandKey, EventClass, OpenKey};
+use super::encoding::CAMPAIGN;
+use super::{pipeline, rules};
+use crate::coupon::rules::Coupon;
+use crate::redis::{Arg, Ctx, OpenKey};
 use crate::reply::ErrorReply;
-use crate::stats;
 
-/// Reserve and confirm in one step: the claim number, -1 or -2, counted
-/// and signalled as ISSUE on a set is.
-pub fn issue(
-    target: CommandKey<'_>,
-    key: &mut OpenKey<'_>,
-    user: &[u8],
-    limit: i64,
-    now: i64,
-) -> Result<i64, ErrorReply> {
-    let outcome = decide_on(target, key, now, |campaign, now| {
-        campaign.issue(user, limit, now)
-    })?;
-    Ok(match outcome {
-        Issue::New { claim, sold_out } => {
-            stats::COUPON_ISSUED.bump();
-            if sold_out {
-                target.notify(EventClass::Module, c"coupon.soldout");
-            }
-            claim as i64
-        }
-        Issue::UserFull => {
-            stats::COUPON_DUPLICATES.bump();
-            -1
-        }
-        Issue::SoldOut => {
-            stats::COUPON_SOLDOUT.bump();
-            -2
-        }
+/// Does the open key hold a campaign (rather than a set, or nothing)?
+pub fn is_campaign(key: &OpenKey<'_>) -> bool {
+    matches!(key.value(&CAMPAIGN), Ok(Some(_)))
+}
+
+/// Reserve and confirm in one step.
+pub fn issue(ctx: Ctx<'_>, name: Arg<'_>, user: &[u8], limit: i64) -> Result<Coupon, ErrorReply> {
+    pipeline::decide(ctx, name, |campaign, now| {
+        rules::issue(campaign, user, limit, now)
     })
 }
 
 /// Releases every live claim of `user`; how many.
-pub fn revoke(
-    target: CommandKey<'_>,
-    key: &mut OpenKey<'_>,
-    user: &[u8],
-    now: i64,
-) -> Result<i64, ErrorReply> {
-    let released = decide_on(target, key, now, |campaign, now| {
-        Ok(campaign.revoke(user, now))
+pub fn revoke(ctx: Ctx<'_>, name: Arg<'_>, user: &[u8]) -> Result<u64, ErrorReply> {
+    let revocation = pipeline::decide(ctx, name, |campaign, now| {
+        Ok(rules::revoke(campaign, user, now))
     })?;
-    stats::COUPON_REVOKED.add(released as u64);
-    Ok(released)
+    Ok(revocation.released)
 }

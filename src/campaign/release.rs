@@ -2,11 +2,10 @@
 //! cancelled; the place is free at once.
 
 use super::claim_number;
-use super::value::decide_and_perform;
+use super::{pipeline, rules};
 use crate::args;
 use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
 use crate::reply::{CommandResult, Reply};
-use crate::stats;
 
 pub const COMMAND: Command = Command {
     name: c"coupon.release",
@@ -28,12 +27,9 @@ impl Handler for Release {
             return Err(args::wrong_arity("coupon.release"));
         };
         let claim = claim_number(claim.as_bytes(), "claim")?;
-        let outcome = decide_and_perform(ctx, args[1], |campaign, now| {
-            Ok(campaign.release(claim, now))
+        let outcome = pipeline::decide(ctx, args[1], |campaign, now| {
+            Ok(rules::release(campaign, claim, now))
         })?;
-        if outcome == 1 {
-            stats::COUPON_RELEASED.bump();
-        }
-        Ok(Reply::Integer(outcome))
+        Ok(Reply::Integer(outcome.reply()))
     }
 }

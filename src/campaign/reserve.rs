@@ -1,14 +1,10 @@
 //! `COUPON.RESERVE key user [HOLD seconds] [ID request-id]`: holds a place
 //! while the payment runs.
 
-use super::model::Reserve as Outcome;
-use super::value::decide_and_perform;
+use super::{pipeline, rules};
 use crate::args;
-use crate::redis::{
-    callback, Arg, ArgDoc, Command, CommandKey, Ctx, EventClass, Handler, KeyAccess,
-};
+use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
 use crate::reply::{CommandResult, ErrorReply, Reply};
-use crate::stats;
 
 pub const COMMAND: Command = Command {
     name: c"coupon.reserve",
@@ -18,7 +14,7 @@ pub const COMMAND: Command = Command {
     key: KeyAccess::UPDATE,
     summary:
         c"Holds a place for user until the hold ends: [claim, expires_at_ms], [-1, 0] or [-2, 0].",
-    complexity: c"O(log N) for N live claims, plus the user's own claims.",
+    complexity: c"O(log N) for N claims.",
     args: &[
         ArgDoc::KEY,
         ArgDoc::string(c"user"),
@@ -65,32 +61,19 @@ impl<'a> Reserve<'a> {
 impl Handler for Reserve<'_> {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         let request = Reserve::parse(&args[2..], ctx.now_ms())?;
-        let outcome = decide_and_perform(ctx, args[1], |campaign, now| {
+        let outcome = pipeline::decide(ctx, args[1], |campaign, now| {
             let hold_until_ms = request.hold_until_ms.unwrap_or_else(|| {
-                args::span_end_ms(now, campaign.settings.hold_s).unwrap_or(i64::MAX)
+                args::span_end_ms(now, campaign.settings().hold_s).unwrap_or(i64::MAX)
             });
-            campaign.reserve(request.user, request.request_id, hold_until_ms, now)
+            rules::reserve(
+                campaign,
+                request.user,
+                request.request_id,
+                hold_until_ms,
+                now,
+            )
         })?;
-        let reply = match outcome {
-            Outcome::New {
-                claim,
-                expires_at_ms,
-                sold_out,
-            } => {
-                stats::COUPON_RESERVED.bump();
-                if sold_out {
-                    CommandKey::new(ctx, args[1]).notify(EventClass::Module, c"coupon.soldout");
-                }
-                [claim as i64, expires_at_ms]
-            }
-            Outcome::Repeat {
-                claim,
-                expires_at_ms,
-            } => [claim as i64, expires_at_ms],
-            Outcome::UserFull => [-1, 0],
-            Outcome::SoldOut => [-2, 0],
-        };
-        Ok(Reply::Integers(reply.into()))
+        Ok(Reply::Integers(outcome.reply().into()))
     }
 }
 

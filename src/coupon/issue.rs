@@ -2,12 +2,10 @@
 //! the winners kept as a plain set (or a campaign's confirmed claims, when
 //! the key is a campaign).
 
-use super::rules::{self, Coupon, IssueStep};
+use super::backend;
+use super::rules::Coupon;
 use crate::args;
-use crate::campaign::{on_coupon, value::CAMPAIGN};
-use crate::redis::{
-    callback, Arg, ArgDoc, Command, CommandKey, Ctx, EventClass, Handler, KeyAccess, SetCall,
-};
+use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
 
@@ -50,33 +48,9 @@ impl Handler for Issue {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::COUPON_ISSUE_CALLS.bump();
         let request = Issue::parse(&args[2..])?;
-        let (target, user) = (CommandKey::new(ctx, args[1]), args[2]);
-        let mut key = target.open();
-        if let Ok(Some(_)) = key.value(&CAMPAIGN) {
-            let claim = on_coupon::issue(
-                target,
-                &mut key,
-                user.as_bytes(),
-                request.limit,
-                ctx.now_ms(),
-            )?;
-            return Ok(Reply::Integer(claim));
-        }
-        let issued = key.set_len()?;
-        // Nested set calls need the key closed.
-        drop(key);
-        let already_holds = match rules::issue_step(issued, request.limit) {
-            IssueStep::AddIfAbsent => target.set_call(SetCall::Add, user)? == 0,
-            IssueStep::AskMembership => target.set_call(SetCall::IsMember, user)? == 1,
-        };
-        let outcome = rules::coupon(already_holds, issued, request.limit);
+        let outcome = backend::issue(ctx, args[1], args[2], request.limit)?;
         match outcome {
-            Coupon::Issued { sold_out, .. } => {
-                stats::COUPON_ISSUED.bump();
-                if sold_out {
-                    target.notify(EventClass::Set, c"coupon.soldout");
-                }
-            }
+            Coupon::Issued { .. } => stats::COUPON_ISSUED.bump(),
             Coupon::AlreadyHeld => stats::COUPON_DUPLICATES.bump(),
             Coupon::SoldOut => stats::COUPON_SOLDOUT.bump(),
         }

@@ -1,9 +1,9 @@
 //! `COUPON.REVOKE key user`: takes a coupon back, freeing its place (on a
 //! campaign: every live claim of the user).
 
+use super::backend;
 use crate::args;
-use crate::campaign::{on_coupon, value::CAMPAIGN};
-use crate::redis::{callback, Arg, ArgDoc, Command, CommandKey, Ctx, Handler, KeyAccess, SetCall};
+use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
 
@@ -37,24 +37,9 @@ impl Revoke {
 impl Handler for Revoke {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         Revoke::parse(&args[2..])?;
-        let target = CommandKey::new(ctx, args[1]);
-        let mut key = target.open();
-        if let Ok(Some(_)) = key.value(&CAMPAIGN) {
-            let released = on_coupon::revoke(target, &mut key, args[2].as_bytes(), ctx.now_ms())?;
-            return Ok(Reply::Integer(released));
-        }
-        // The type check (WRONGTYPE) without a nested call; an empty key
-        // has no winner to remove.
-        if key.set_len()? == 0 {
-            return Ok(Reply::Integer(0));
-        }
-        drop(key);
-        // SREM removes exactly a winner, and signals only then.
-        let removed = target.set_call(SetCall::Remove, args[2])?;
-        if removed == 1 {
-            stats::COUPON_REVOKED.bump();
-        }
-        Ok(Reply::Integer(removed))
+        let removed = backend::revoke(ctx, args[1], args[2])?;
+        stats::COUPON_REVOKED.add(removed);
+        Ok(Reply::Integer(removed as i64))
     }
 }
 

@@ -6,6 +6,7 @@ use std::marker::PhantomData;
 use std::os::raw::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use redis_module::raw;
 
@@ -30,13 +31,38 @@ impl<'call> Ctx<'call> {
         unsafe { raw::RedisModule_Milliseconds.unwrap()() }
     }
 
-    /// Is this call replaying the primary's stream or the AOF, rather than
-    /// serving a client?
-    pub fn is_replaying(self) -> bool {
-        // SAFETY: a plain API call on the running command's context.
-        let flags = unsafe { raw::RedisModule_GetContextFlags.unwrap()(self.as_ptr()) } as u32;
-        flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) != 0
+    /// Does this call replay effects a primary decided: the replication
+    /// link (its client is the primary), the AOF (its client has the
+    /// reserved id), or, on Valkey 9+, the slot import client of an atomic
+    /// slot migration? Never an ordinary client, even while the server is
+    /// loading (an async load on a writable replica serves clients then).
+    pub fn replays_a_primary(self) -> bool {
+        // SAFETY: plain API calls on the running command's context.
+        let (flags, client) = unsafe {
+            (
+                raw::RedisModule_GetContextFlags.unwrap()(self.as_ptr()) as u32,
+                raw::RedisModule_GetClientId.unwrap()(self.as_ptr()),
+            )
+        };
+        let import = SLOT_IMPORT_CLIENT_FLAG.load(Ordering::Relaxed);
+        flags & raw::REDISMODULE_CTX_FLAGS_REPLICATED != 0
+            || client == AOF_CLIENT_ID
+            || (import != 0 && flags & import != 0)
     }
+}
+
+/// The id Redis and Valkey give the client that loads the AOF
+/// (`CLIENT_ID_AOF`).
+const AOF_CLIENT_ID: u64 = u64::MAX;
+
+/// The context flag of Valkey's slot import client, once the module has
+/// declared it handles atomic slot migration; 0 elsewhere (the same bit
+/// may mean something else on another server).
+static SLOT_IMPORT_CLIENT_FLAG: AtomicU32 = AtomicU32::new(0);
+
+/// Called at load when the server migrates slots atomically.
+pub(super) fn recognise_slot_import_client(flag: u32) {
+    SLOT_IMPORT_CLIENT_FLAG.store(flag, Ordering::Relaxed);
 }
 
 /// One command argument, read in place without copying. Tied to the call

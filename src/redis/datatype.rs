@@ -40,6 +40,9 @@ pub trait ModuleValue: Sized + Clone + 'static {
     fn rewrite(&self) -> Vec<AofCommand>;
     /// Bytes used, for MEMORY USAGE.
     fn memory(&self) -> usize;
+    /// Work to free it (about one unit an allocation): above
+    /// `lazyfree-lazy-*`'s threshold Redis frees it on its lazyfree thread.
+    fn free_effort(&self) -> usize;
 }
 
 /// A registered data type; `register` at load, then keys can hold `T`.
@@ -73,7 +76,7 @@ impl<T: ModuleValue> DataType<T> {
             aux_load: None,
             aux_save: None,
             aux_save_triggers: 0,
-            free_effort: None,
+            free_effort: Some(free_effort::<T>),
             unlink: None,
             copy: Some(copy::<T>),
             defrag: None,
@@ -264,6 +267,16 @@ extern "C" fn digest<T: ModuleValue>(md: *mut raw::RedisModuleDigest, value: *mu
     })
 }
 
+extern "C" fn free_effort<T: ModuleValue>(
+    _key: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> usize {
+    // SAFETY: Redis passes a value of this type, made by `into_raw`.
+    guarded(1, || unsafe { value_of::<T>(value) }.free_effort())
+}
+
+/// Runs on Redis's main thread or on its lazyfree thread: values own all
+/// their memory (no shared buffers), so either is safe.
 extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
     // SAFETY: Redis frees each value once; it was made by `into_raw`.
     guarded((), || drop(unsafe { Box::from_raw(value.cast::<T>()) }))

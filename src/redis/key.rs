@@ -105,13 +105,6 @@ impl<'call> CommandKey<'call> {
         }
     }
 
-    /// Propagates the call exactly as the client sent it: for commands
-    /// whose effect does not depend on when or where they run.
-    pub fn replicate_verbatim(self) {
-        // SAFETY: the running command's context.
-        unsafe { raw::RedisModule_ReplicateVerbatim.unwrap()(self.ctx.as_ptr()) };
-    }
-
     /// Propagates the effect of this command to replicas and the AOF: one
     /// plain write per call, so no MULTI/EXEC wrapper is needed.
     pub fn replicate(self, effect: Effect) {

@@ -6,7 +6,7 @@ use std::ptr::NonNull;
 
 use redis_module::{raw, Context};
 
-use super::command::Command;
+use super::command::{recognise_slot_import_client, Command};
 use super::datatype::{DataType, ModuleValue};
 
 /// The module's own ACL category, `@guard`, on servers that let modules
@@ -24,22 +24,33 @@ impl<T: ModuleValue> AnyDataType for DataType<T> {
     }
 }
 
+/// Valkey 9's `VALKEYMODULE_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION`: without
+/// it the server refuses `CLUSTER MIGRATESLOTS` while the module is loaded.
+const HANDLE_ATOMIC_SLOT_MIGRATION: c_int = 1 << 5;
+/// Valkey 9's `VALKEYMODULE_CTX_FLAGS_SLOT_IMPORT_CLIENT`.
+const SLOT_IMPORT_CLIENT: u32 = 1 << 25;
+
 /// Runs once, from `RedisModule_OnLoad`: no implicit WATCH signals (a
 /// no-op must not disturb `WATCH`; real writes signal explicitly), RDB
-/// load errors reported rather than fatal, the data types, then every
-/// command of `commands`.
+/// load errors reported rather than fatal, atomic slot migration where
+/// the server has it, the data types, then every command of `commands`.
 pub fn load(
     ctx: &Context,
     data_types: &[&dyn AnyDataType],
     commands: &[&Command],
 ) -> Result<(), String> {
+    let mut options = (raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED
+        | raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS) as c_int;
+    if migrates_slots_atomically() {
+        // Every value migrates through its AOF rewrite and the apply
+        // commands, which accept the slot import client.
+        options |= HANDLE_ATOMIC_SLOT_MIGRATION;
+        recognise_slot_import_client(SLOT_IMPORT_CLIENT);
+        ctx.log_notice("redis-guard: declared support for atomic slot migration");
+    }
     // SAFETY: called once from OnLoad with the load context.
     unsafe {
-        raw::RedisModule_SetModuleOptions.unwrap()(
-            ctx.ctx,
-            (raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED
-                | raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS) as c_int,
-        );
+        raw::RedisModule_SetModuleOptions.unwrap()(ctx.ctx, options);
     }
     for data_type in data_types {
         data_type.register(ctx)?;
@@ -57,6 +68,23 @@ pub fn load(
         command.register(ctx.ctx, categories.as_deref())?;
     }
     Ok(())
+}
+
+/// Valkey 9+: the server lists `HANDLE_ATOMIC_SLOT_MIGRATION` among the
+/// module options it knows. Asked of Valkey's own API name, which Redis
+/// lacks (there the bit may come to mean something else).
+fn migrates_slots_atomically() -> bool {
+    type OptionsAll = unsafe extern "C" fn() -> c_int;
+    let Some(function) = api_function(c"ValkeyModule_GetModuleOptionsAll") else {
+        return false;
+    };
+    // SAFETY: Valkey's GetModuleOptionsAll takes nothing and returns the
+    // bitmask of the options this server supports.
+    let supported = unsafe {
+        let options_all: OptionsAll = std::mem::transmute(function.as_ptr());
+        options_all()
+    };
+    supported & HANDLE_ATOMIC_SLOT_MIGRATION != 0
 }
 
 /// `RedisModule_SetCommandACLCategories` exists from Redis 7.2 and in

@@ -1,0 +1,343 @@
+//! A campaign as bytes: its data type, its RDB encoding (and so DUMP,
+//! RESTORE, MIGRATE and full syncs; DEBUG DIGEST-VALUE digests the same
+//! sequence) with the validation a load owes, and its AOF rewrite (the
+//! effects that rebuild it, which Valkey's atomic slot migration replays
+//! too).
+//!
+//! A payload is accepted only when this module could have made it, judged
+//! without a clock (a replica's may differ from the primary's): holds are
+//! not counted against `limit` or `PERUSER`, confirmed claims are.
+//! Nothing is allocated by a count the payload states: claims are read
+//! one at a time until the count is reached or the input fails.
+
+use super::effect::{self, Effect, Settings, Totals, APPLY_COMMAND};
+use super::store::{Campaign, ClaimState};
+use crate::redis::{AofCommand, DataType, ModuleValue, Reader, Writer};
+
+/// The `guard-cpn` data type.
+pub static CAMPAIGN: DataType<Campaign> = DataType::new();
+
+/// Effects per COUPON.APPLY command in a rewritten AOF.
+const EFFECTS_PER_AOF_COMMAND: usize = 100;
+
+impl ModuleValue for Campaign {
+    const NAME: &'static std::ffi::CStr = c"guard-cpn";
+    /// 1: settings, totals, then each stored claim in claim order.
+    const ENCODING_VERSION: i32 = 1;
+
+    fn write(&self, out: &mut dyn Writer) {
+        let Settings {
+            limit,
+            per_user,
+            hold_s,
+        } = self.settings();
+        let totals = self.totals();
+        for n in [limit, per_user, hold_s] {
+            out.integer(n);
+        }
+        for n in [totals.claims_made, totals.released, totals.expired] {
+            out.integer(n as i64);
+        }
+        out.integer(self.stored_count() as i64);
+        for (number, claim) in self.stored_claims() {
+            out.integer(number as i64);
+            out.bytes(&claim.user);
+            out.integer(claim.state.expires_at_ms());
+            match &claim.request_id {
+                Some(id) => {
+                    out.integer(1);
+                    out.bytes(id);
+                }
+                None => out.integer(0),
+            }
+        }
+    }
+
+    fn read(input: &mut dyn Reader, version: i32) -> Option<Self> {
+        if version != Self::ENCODING_VERSION {
+            return None;
+        }
+        let settings = Settings {
+            limit: input.integer()?,
+            per_user: input.integer()?,
+            hold_s: input.integer()?,
+        };
+        settings.check().ok()?;
+        let mut count = || u64::try_from(input.integer()?).ok();
+        let totals = Totals {
+            claims_made: count()?,
+            released: count()?,
+            expired: count()?,
+        };
+        let stored = count()?;
+        if stored > totals.claims_made {
+            return None;
+        }
+        let mut campaign = Campaign::new(settings);
+        for _ in 0..stored {
+            let claim = u64::try_from(input.integer()?).ok()?;
+            let user = input.bytes()?;
+            let expires_at_ms = match input.integer()? {
+                -1 => None,
+                at => Some(at),
+            };
+            let request_id = match input.integer()? {
+                0 => None,
+                1 => Some(input.bytes()?),
+                _ => return None,
+            };
+            // Stored claims never share a request id: a new owner takes
+            // it from an expired one.
+            if claim > totals.claims_made
+                || request_id
+                    .as_deref()
+                    .is_some_and(|id| campaign.request_owner(id).is_some())
+            {
+                return None;
+            }
+            let put = Effect::Put {
+                claim,
+                user,
+                expires_at_ms,
+                request_id,
+            };
+            campaign.apply(&put).ok()?;
+        }
+        campaign.apply(&Effect::Totals(totals)).ok()?;
+        Some(campaign)
+    }
+
+    /// The effects that rebuild it, in COUPON.APPLY commands: CREATE with
+    /// the settings, every stored claim, then the totals.
+    fn rewrite(&self) -> Vec<AofCommand> {
+        let mut effects = vec![Effect::Create(self.settings())];
+        effects.extend(self.stored_claims().map(|(claim, c)| Effect::Put {
+            claim,
+            user: c.user.to_vec(),
+            expires_at_ms: match c.state {
+                ClaimState::Held { expires_at_ms } => Some(expires_at_ms),
+                ClaimState::Confirmed => None,
+            },
+            request_id: c.request_id.as_deref().map(<[u8]>::to_vec),
+        }));
+        effects.push(Effect::Totals(self.totals()));
+        effects
+            .chunks(EFFECTS_PER_AOF_COMMAND)
+            .map(|batch| (APPLY_COMMAND, effect::to_args(batch)))
+            .collect()
+    }
+
+    fn memory(&self) -> usize {
+        self.heap_bytes()
+    }
+
+    fn free_effort(&self) -> usize {
+        Campaign::free_effort(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::rules;
+    use super::*;
+
+    /// A plain in-memory RDB.
+    #[derive(Default)]
+    struct Tape {
+        items: Vec<Result<i64, Vec<u8>>>,
+        at: usize,
+    }
+
+    impl Writer for Tape {
+        fn integer(&mut self, value: i64) {
+            self.items.push(Ok(value));
+        }
+        fn bytes(&mut self, value: &[u8]) {
+            self.items.push(Err(value.to_vec()));
+        }
+    }
+
+    impl Reader for Tape {
+        fn integer(&mut self) -> Option<i64> {
+            self.at += 1;
+            self.items.get(self.at - 1)?.clone().ok()
+        }
+        fn bytes(&mut self) -> Option<Vec<u8>> {
+            self.at += 1;
+            self.items.get(self.at - 1)?.clone().err()
+        }
+    }
+
+    const NOW: i64 = 1_000_000;
+
+    fn sample() -> Campaign {
+        let mut c = Campaign::new(Settings {
+            limit: 10,
+            per_user: 2,
+            hold_s: 60,
+        });
+        for (user, id) in [
+            ("a", Some("r1")),
+            ("b", None),
+            ("a", None),
+            ("c", Some("r2")),
+        ] {
+            let plan = rules::reserve(
+                &c,
+                user.as_bytes(),
+                id.map(str::as_bytes),
+                NOW + 60_000,
+                NOW,
+            )
+            .unwrap();
+            for e in &plan.effects {
+                c.apply(e).unwrap();
+            }
+        }
+        for effects in [
+            rules::confirm(&c, 2, NOW).effects,
+            rules::release(&c, 3, NOW).effects,
+        ] {
+            for e in &effects {
+                c.apply(e).unwrap();
+            }
+        }
+        c
+    }
+
+    fn tape_of(c: &Campaign) -> Tape {
+        let mut tape = Tape::default();
+        c.write(&mut tape);
+        tape
+    }
+
+    #[test]
+    fn the_encoding_round_trips() {
+        let campaign = sample();
+        assert_eq!(Campaign::read(&mut tape_of(&campaign), 1), Some(campaign));
+    }
+
+    #[test]
+    fn a_truncated_payload_or_another_version_is_refused() {
+        let mut tape = tape_of(&sample());
+        tape.items.pop();
+        assert_eq!(Campaign::read(&mut tape, 1), None);
+        assert_eq!(Campaign::read(&mut tape_of(&sample()), 2), None);
+    }
+
+    /// The sample's tape with item `at` replaced.
+    fn crafted(at: usize, item: Result<i64, Vec<u8>>) -> Tape {
+        let mut tape = tape_of(&sample());
+        tape.items[at] = item;
+        tape
+    }
+
+    /// The sample's layout: limit, peruser, hold, claims made, released,
+    /// expired, stored; then per claim number, user, expiry, flag[, id].
+    /// Claims: 1 (a, r1), 2 (b, confirmed), 4 (c, r2).
+    #[test]
+    fn every_broken_invariant_is_refused() {
+        let mut cases: Vec<(&str, Tape)> = vec![
+            ("limit 0", crafted(0, Ok(0))),
+            ("peruser -1", crafted(1, Ok(-1))),
+            ("hold 0", crafted(2, Ok(0))),
+            ("hold beyond 64-bit ms", crafted(2, Ok(i64::MAX / 1000 + 1))),
+            ("claims made negative", crafted(3, Ok(-1))),
+            ("claims made i64::MAX, totals off", crafted(3, Ok(i64::MAX))),
+            ("claims made 1000, totals off", crafted(3, Ok(1000))),
+            ("released off", crafted(4, Ok(5))),
+            ("expired negative", crafted(5, Ok(-1))),
+            ("stored above claims made", crafted(6, Ok(5))),
+            ("stored count huge", crafted(6, Ok(i64::MAX))),
+            ("claim number 0", crafted(7, Ok(0))),
+            ("claim number above claims made", crafted(16, Ok(9))),
+            ("claim stored twice", crafted(12, Ok(1))),
+            ("empty user", crafted(8, Err(Vec::new()))),
+            ("a hold before 1970", crafted(9, Ok(-7))),
+            ("a flag that is not 0 or 1", crafted(10, Ok(2))),
+            ("empty request id", crafted(11, Err(Vec::new()))),
+            // Claim 4 takes claim 1's request id.
+            (
+                "a request id on two claims",
+                crafted(20, Err(b"r1".to_vec())),
+            ),
+        ];
+        // Limit 1 with 3 confirmed claims; two confirmed of one user over
+        // PERUSER 1; a confirmed claim's id on a hold.
+        let mut over_limit = Campaign::new(Settings {
+            limit: 3,
+            per_user: 1,
+            hold_s: 60,
+        });
+        for (n, user) in [(1, "a"), (2, "b"), (3, "c")] {
+            over_limit
+                .apply(&Effect::Put {
+                    claim: n,
+                    user: user.as_bytes().to_vec(),
+                    expires_at_ms: None,
+                    request_id: (n == 1).then(|| b"paid".to_vec()),
+                })
+                .unwrap();
+        }
+        let mut tape = tape_of(&over_limit);
+        tape.items[0] = Ok(1);
+        cases.push(("3 confirmed, limit 1", tape));
+        let mut tape = tape_of(&over_limit);
+        tape.items[13] = Err(b"a".to_vec());
+        cases.push(("2 confirmed of one user, PERUSER 1", tape));
+        let mut tape = tape_of(&over_limit);
+        tape.items[14] = Ok(NOW);
+        tape.items[15] = Ok(1);
+        tape.items.insert(16, Err(b"paid".to_vec()));
+        cases.push(("a confirmed claim's id on a hold", tape));
+        for (what, mut tape) in cases {
+            assert_eq!(Campaign::read(&mut tape, 1), None, "{what}");
+        }
+    }
+
+    #[test]
+    fn valid_crafted_payloads_are_accepted() {
+        // The crafting is proven: the same edits that stay within the
+        // rules load, and load what they say.
+        let mut tape = crafted(0, Ok(3));
+        assert_eq!(Campaign::read(&mut tape, 1).unwrap().settings().limit, 3);
+        let mut tape = crafted(2, Ok(i64::MAX / 1000));
+        assert!(Campaign::read(&mut tape, 1).is_some());
+        // 3 more claims made, all released.
+        let mut tape = tape_of(&sample());
+        tape.items[3] = Ok(7);
+        tape.items[4] = Ok(4);
+        assert_eq!(Campaign::read(&mut tape, 1).unwrap().totals().released, 4);
+        // Claim 4 renumbered 9, with 5 more released.
+        let mut tape = tape_of(&sample());
+        tape.items[3] = Ok(9);
+        tape.items[4] = Ok(6);
+        tape.items[16] = Ok(9);
+        let loaded = Campaign::read(&mut tape, 1).unwrap();
+        assert_eq!(loaded.stored_claims().last().unwrap().0, 9);
+        // Holds over the limit or PERUSER load: they may have expired by
+        // the loader's clock, which is not consulted.
+        let mut tape = crafted(0, Ok(1));
+        tape.items[1] = Ok(1);
+        assert!(Campaign::read(&mut tape, 1).is_some());
+    }
+
+    #[test]
+    fn the_aof_rewrite_rebuilds_the_same_campaign() {
+        let campaign = sample();
+        let commands = campaign.rewrite();
+        let mut effects = Vec::new();
+        for (name, args) in &commands {
+            assert_eq!(*name, APPLY_COMMAND);
+            effects.extend(effect::from_args(args).unwrap());
+        }
+        let Some((Effect::Create(settings), rest)) = effects.split_first() else {
+            panic!("the rewrite starts with CREATE: {effects:?}");
+        };
+        let mut rebuilt = Campaign::new(*settings);
+        for effect in rest {
+            rebuilt.apply(effect).unwrap();
+        }
+        assert_eq!(rebuilt, campaign);
+    }
+}
