@@ -167,7 +167,8 @@ fn stats_follow_the_outcomes() {
         .arg("d")
         .arg("")
         .arg(2)
-        .query::<redis::Value>(&mut con);
+        .query::<redis::Value>(&mut con)
+        .expect_err("a bad call gets an error reply");
     // Exactly these moved; every other counter of the module stayed 0.
     assert_only_these_counters(
         &mut con,

@@ -13,21 +13,6 @@ use common::rng::Rng;
 use common::*;
 use redis::{Connection, Value};
 
-const COMMANDS: [&str; 12] = [
-    "MON.INCRCHECK",
-    "MON.DECRCLAMP",
-    "COUPON.ISSUE",
-    "COUPON.REVOKE",
-    "CL.THROTTLE",
-    "COUPON.CREATE",
-    "COUPON.RESERVE",
-    "COUPON.CONFIRM",
-    "COUPON.RELEASE",
-    "COUPON.INFO",
-    "COUPON.CLAIMS",
-    "COUPON.APPLY",
-];
-
 /// Keys of every type, with and without TTL (long ones: nothing may expire
 /// between a call and the checks after it).
 const KEYS: [&str; 15] = [
@@ -191,7 +176,7 @@ fn options(
 /// One random call: usually the right shape with doubtful values,
 /// sometimes any number of arbitrary arguments.
 fn random_call(rng: &mut Rng) -> Vec<Vec<u8>> {
-    let command = *rng.pick(&COMMANDS);
+    let command = rng.pick(&commands::COMMANDS).name;
     let key = if rng.chance(20) {
         random_bytes(rng)
     } else {

@@ -137,9 +137,14 @@ fn under_maxmemory_noeviction_writers_refuse_like_incrby_and_sadd() {
     assert_eq!(revoke(&mut con, "drop", "alice"), 1);
 }
 
+/// Campaigns the churn works on, with the limit ISSUE must name.
+const CAMPAIGNS: usize = 20;
+const CAMPAIGN_LIMIT: i64 = 1_000_000;
+
 /// Runs `rounds` rounds of every command on a fixed key set, each round
-/// ending in the state it started from, and returns the memory in use after.
-fn churn(con: &mut Connection, rounds: usize) -> i64 {
+/// ending in the state it started from, and returns the memory in use
+/// after. `next_claim` follows each campaign's claim numbers.
+fn churn(con: &mut Connection, rounds: usize, next_claim: &mut [i64; CAMPAIGNS]) -> i64 {
     const BATCH: usize = 1000;
     for round in 0..rounds.div_ceil(BATCH) {
         let mut pipe = redis::pipe();
@@ -163,10 +168,59 @@ fn churn(con: &mut Connection, rounds: usize) -> i64 {
                 .arg(1_000_000)
                 .ignore();
             pipe.cmd("COUPON.REVOKE").arg(&coupon).arg(&user).ignore();
+            // Never limited; the cell lives for hours, so no key comes and
+            // goes with the expire cycle.
+            pipe.cmd("CL.THROTTLE")
+                .arg(format!("t:{}", i % 500))
+                .arg(1_000_000)
+                .arg(1_000)
+                .arg(3_600)
+                .ignore();
+            // A campaign: a held claim with a request id confirmed and
+            // released, an issued one revoked, then read.
+            let slot = i % CAMPAIGNS;
+            let (campaign, claim) = (format!("cpn:{slot}"), next_claim[slot]);
+            next_claim[slot] += 2;
+            pipe.cmd("COUPON.RESERVE")
+                .arg(&campaign)
+                .arg(&user)
+                .arg("ID")
+                .arg(format!("order:{i}"))
+                .ignore();
+            pipe.cmd("COUPON.CONFIRM")
+                .arg(&campaign)
+                .arg(claim)
+                .ignore();
+            pipe.cmd("COUPON.RELEASE")
+                .arg(&campaign)
+                .arg(claim)
+                .ignore();
+            pipe.cmd("COUPON.ISSUE")
+                .arg(&campaign)
+                .arg(&user)
+                .arg(CAMPAIGN_LIMIT)
+                .ignore();
+            pipe.cmd("COUPON.REVOKE").arg(&campaign).arg(&user).ignore();
+            pipe.cmd("COUPON.INFO").arg(&campaign).ignore();
+            pipe.cmd("COUPON.CLAIMS")
+                .arg(&campaign)
+                .arg("COUNT")
+                .arg(1)
+                .ignore();
+            let fresh = format!("new:{}", i % 10);
+            pipe.cmd("COUPON.CREATE").arg(&fresh).arg(5).ignore();
+            pipe.cmd("DEL").arg(&fresh).ignore();
         }
         let _: () = pipe
             .query(con)
             .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        // The one command a client cannot run: refused, every round.
+        let refused = redis::cmd("COUPON.APPLY")
+            .arg("cpn:0")
+            .arg("CONFIRM")
+            .arg(1)
+            .query::<redis::Value>(con);
+        assert!(refused.is_err(), "COUPON.APPLY ran for a client");
     }
     // The dataset part of used_memory: a module leak shows there, client
     // buffers (which vary with the pipeline) do not.
@@ -186,17 +240,26 @@ fn soak_calls() -> usize {
 fn valid_calls_leave_memory_flat() {
     let server = Server::with_args(&["--appendonly", "no"]);
     let mut con = server.con();
-    // Counters exist before the warm-up so every round returns to them.
+    // Counters and campaigns exist before the warm-up so every round
+    // returns to them.
     for i in 0..500 {
         set_ex(&mut con, &format!("c:{i}"), 100, 3600);
     }
+    for slot in 0..CAMPAIGNS {
+        common::campaign::create(&mut con, &format!("cpn:{slot}"), CAMPAIGN_LIMIT, 2, 600);
+    }
+    let mut next_claim = [1; CAMPAIGNS];
     // Two equal phases: whatever grows once (dicts finding their size)
     // grows in the first; a leak grows in both. INFO runs once before, as
     // its first run allocates its own latency histogram.
     info_field(&mut con, "used_memory_dataset");
     let calls = soak_calls();
-    let first = churn(&mut con, calls);
-    let second = churn(&mut con, calls);
+    let first = churn(&mut con, calls, &mut next_claim);
+    let second = churn(&mut con, calls, &mut next_claim);
+    // The churn went where it meant to: every claim made was given back.
+    let sale = common::campaign::info(&mut con, "cpn:0");
+    assert_eq!(sale["claims"], next_claim[0] - 1);
+    assert_eq!(sale["released"], sale["claims"]);
     let growth = second - first;
     println!(
         "{calls} calls of each command, twice: used_memory_dataset {first} -> {second} \

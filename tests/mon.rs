@@ -197,7 +197,8 @@ fn incrcheck_stats_count_calls_and_crossings() {
         .arg(0)
         .arg(1)
         .arg(1)
-        .query::<redis::Value>(&mut con);
+        .query::<redis::Value>(&mut con)
+        .expect_err("a bad call gets an error reply");
     assert_eq!(info_field(&mut con, "guard_mon_incrcheck_calls"), 6);
     assert_eq!(info_field(&mut con, "guard_mon_crossings"), 1);
 }

@@ -31,21 +31,11 @@ fn the_module_is_called_guard() {
 fn command_getkeys_finds_the_one_key() {
     let server = Server::start();
     let mut con = server.con();
-    for args in [
-        vec!["MON.INCRCHECK", "{cust:42}:orders", "1", "60", "3", "5"],
-        vec!["MON.DECRCLAMP", "{cust:42}:amount", "5"],
-        vec!["COUPON.ISSUE", "drop:1", "alice", "100"],
-        vec!["COUPON.REVOKE", "drop:1", "alice"],
-        vec!["CL.THROTTLE", "{user:7}:api", "15", "30", "60"],
-        vec!["CL.THROTTLE", "{user:7}:api", "15", "30", "60", "2"],
-        vec!["COUPON.CREATE", "sale:1", "100", "PERUSER", "2"],
-        vec!["COUPON.RESERVE", "sale:1", "alice", "HOLD", "60", "ID", "r"],
-        vec!["COUPON.CONFIRM", "sale:1", "1"],
-        vec!["COUPON.RELEASE", "sale:1", "1"],
-        vec!["COUPON.INFO", "sale:1"],
-        vec!["COUPON.CLAIMS", "sale:1", "FROM", "1", "COUNT", "5"],
-        vec!["COUPON.APPLY", "sale:1", "CONFIRM", "1"],
-    ] {
+    let calls = commands::COMMANDS
+        .iter()
+        .map(|spec| [spec.name].iter().chain(spec.example).copied().collect())
+        .chain([vec!["CL.THROTTLE", "{user:7}:api", "15", "30", "60", "2"]]);
+    for args in calls {
         let keys: Vec<String> = redis::cmd("COMMAND")
             .arg("GETKEYS")
             .arg(&args)
@@ -56,24 +46,31 @@ fn command_getkeys_finds_the_one_key() {
 }
 
 #[test]
+fn the_registry_of_the_tests_lists_every_command_the_module_has() {
+    let server = Server::start();
+    let mut registered: Vec<String> = redis::cmd("COMMAND")
+        .arg("LIST")
+        .arg("FILTERBY")
+        .arg("MODULE")
+        .arg("guard")
+        .query(&mut server.con())
+        .unwrap();
+    registered.sort();
+    let mut listed: Vec<String> = commands::COMMANDS
+        .iter()
+        .map(|spec| spec.name.to_lowercase())
+        .collect();
+    listed.sort();
+    assert_eq!(registered, listed);
+}
+
+#[test]
 fn command_info_has_arity_flags_and_key_positions() {
     let server = Server::start();
     let mut con = server.con();
-    let expected = [
-        ("mon.incrcheck", -5, &["write", "denyoom", "fast"][..]),
-        ("mon.decrclamp", 3, &["write", "denyoom", "fast"][..]),
-        ("coupon.issue", 4, &["write", "denyoom", "fast"][..]),
-        ("coupon.revoke", 3, &["write", "fast"][..]),
-        ("cl.throttle", -5, &["write", "denyoom", "fast"][..]),
-        ("coupon.create", -3, &["write", "denyoom", "fast"][..]),
-        ("coupon.reserve", -3, &["write", "denyoom", "fast"][..]),
-        ("coupon.confirm", 3, &["write", "denyoom", "fast"][..]),
-        ("coupon.release", 3, &["write", "fast"][..]),
-        ("coupon.info", 2, &["readonly", "fast"][..]),
-        ("coupon.claims", -2, &["readonly"][..]),
-        ("coupon.apply", -4, &["write"][..]),
-    ];
-    for (name, arity, flags) in expected {
+    for spec in &commands::COMMANDS {
+        let (name, arity, flags) = (spec.name.to_lowercase(), spec.arity, spec.flags);
+        let name = name.as_str();
         let info: Vec<Vec<Value>> = redis::cmd("COMMAND")
             .arg("INFO")
             .arg(name)

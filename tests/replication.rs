@@ -85,7 +85,8 @@ fn calls_that_change_nothing_propagate_nothing() {
         .arg(1)
         .arg(1)
         .arg(1)
-        .query::<redis::Value>(&mut con);
+        .query::<redis::Value>(&mut con)
+        .expect_err("a bad call gets an error reply");
     assert_eq!(info_field(&mut con, "master_repl_offset"), offset);
     // ...while a real write does move the stream.
     decrclamp(&mut con, "missing", 1);

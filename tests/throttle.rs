@@ -256,7 +256,8 @@ fn info_counts_calls_allowed_and_limited() {
         .arg(0)
         .arg(0)
         .arg(60)
-        .query::<Value>(&mut con);
+        .query::<Value>(&mut con)
+        .expect_err("a bad call gets an error reply");
     assert_eq!(info_field(&mut con, "guard_throttle_calls"), 4);
     assert_eq!(info_field(&mut con, "guard_throttle_allowed"), 2);
     assert_eq!(info_field(&mut con, "guard_throttle_limited"), 1);

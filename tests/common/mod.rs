@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use redis::{Connection, ConnectionLike, Value};
 
 pub mod campaign;
+pub mod commands;
 pub mod crowd;
 pub mod rng;
 

@@ -1,0 +1,120 @@
+//! Every command the module registers, once: what each "all commands"
+//! test (ACL, registration, the fuzzer, the soak) reads, so a new command
+//! is in all of them or in none.
+
+/// How a command uses its key, as its Redis twin does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Writer,
+    Reader,
+    /// COUPON.APPLY: only the replication link, the AOF and a slot import.
+    Replay,
+}
+
+pub struct Spec {
+    pub name: &'static str,
+    pub access: Access,
+    pub arity: i64,
+    /// As COMMAND INFO lists them (without `module`).
+    pub flags: &'static [&'static str],
+    /// A valid call's arguments after the name; the key first, hash-tagged
+    /// where a family's keys go together.
+    pub example: &'static [&'static str],
+}
+
+const WRITE: &[&str] = &["write", "denyoom", "fast"];
+
+pub const COMMANDS: [Spec; 12] = [
+    Spec {
+        name: "MON.INCRCHECK",
+        access: Access::Writer,
+        arity: -5,
+        flags: WRITE,
+        example: &["{cust:42}:orders", "1", "60", "3", "5"],
+    },
+    Spec {
+        name: "MON.DECRCLAMP",
+        access: Access::Writer,
+        arity: 3,
+        flags: WRITE,
+        example: &["{cust:42}:amount", "5"],
+    },
+    Spec {
+        name: "COUPON.ISSUE",
+        access: Access::Writer,
+        arity: 4,
+        flags: WRITE,
+        example: &["drop:1", "alice", "100"],
+    },
+    Spec {
+        name: "COUPON.REVOKE",
+        access: Access::Writer,
+        arity: 3,
+        flags: &["write", "fast"],
+        example: &["drop:1", "alice"],
+    },
+    Spec {
+        name: "CL.THROTTLE",
+        access: Access::Writer,
+        arity: -5,
+        flags: WRITE,
+        example: &["{user:7}:api", "15", "30", "60"],
+    },
+    Spec {
+        name: "COUPON.CREATE",
+        access: Access::Writer,
+        arity: -3,
+        flags: WRITE,
+        example: &["sale:2", "100", "PERUSER", "2"],
+    },
+    Spec {
+        name: "COUPON.RESERVE",
+        access: Access::Writer,
+        arity: -3,
+        flags: WRITE,
+        example: &["sale:1", "alice", "HOLD", "60", "ID", "r"],
+    },
+    Spec {
+        name: "COUPON.CONFIRM",
+        access: Access::Writer,
+        arity: 3,
+        flags: WRITE,
+        example: &["sale:1", "1"],
+    },
+    Spec {
+        name: "COUPON.RELEASE",
+        access: Access::Writer,
+        arity: 3,
+        flags: &["write", "fast"],
+        example: &["sale:1", "1"],
+    },
+    Spec {
+        name: "COUPON.INFO",
+        access: Access::Reader,
+        arity: 2,
+        flags: &["readonly", "fast"],
+        example: &["sale:1"],
+    },
+    Spec {
+        name: "COUPON.CLAIMS",
+        access: Access::Reader,
+        arity: -2,
+        flags: &["readonly"],
+        example: &["sale:1", "FROM", "1", "COUNT", "5"],
+    },
+    Spec {
+        name: "COUPON.APPLY",
+        access: Access::Replay,
+        arity: -4,
+        flags: &["write"],
+        example: &["sale:1", "CONFIRM", "1"],
+    },
+];
+
+/// The campaign the examples work on (`sale:1`).
+pub const EXAMPLE_CAMPAIGN: &str = "sale:1";
+
+/// The commands a client may call with this access.
+pub fn with_access(access: Access) -> impl Iterator<Item = &'static Spec> {
+    COMMANDS.iter().filter(move |spec| spec.access == access)
+}
