@@ -1,0 +1,541 @@
+//! Campaigns attacked, not only used: crafted RESTORE payloads for every
+//! invariant a load must check (and valid crafted ones, so the crafting is
+//! proven), values copied on the main thread and freed on the lazyfree
+//! thread, CREATE at the HOLD limit replayed by a replica and an AOF load
+//! with a later clock, claim numbers run out, and one user with many
+//! claims, where work per call must stay bounded.
+
+mod common;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::campaign::*;
+use common::*;
+use redis::{Connection, Value};
+
+/// A module value's DUMP payload, written the way Redis writes one: the
+/// type and module id of a real campaign's DUMP, then each item with its
+/// opcode, the end opcode, the RDB version and the CRC64.
+struct Payload {
+    bytes: Vec<u8>,
+    /// The RDB version Redis put after the value.
+    rdb_version: [u8; 2],
+}
+
+/// `rdbSaveLen`: 6, 14, 32 or 64 bits.
+fn rdb_len(out: &mut Vec<u8>, n: u64) {
+    match n {
+        0..=0x3f => out.push(n as u8),
+        0x40..=0x3fff => out.extend([0x40 | (n >> 8) as u8, n as u8]),
+        0x4000..=0xffff_ffff => {
+            out.push(0x80);
+            out.extend((n as u32).to_be_bytes());
+        }
+        _ => {
+            out.push(0x81);
+            out.extend(n.to_be_bytes());
+        }
+    }
+}
+
+/// Redis's CRC64 (Jones polynomial, reflected, as `crc64.c`).
+fn crc64(bytes: &[u8]) -> u64 {
+    let mut crc = 0u64;
+    for &byte in bytes {
+        crc ^= u64::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0x95ac_9329_ac4b_c9b5
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    crc
+}
+
+impl Payload {
+    /// Starts from the type and module id of `real`, a campaign's DUMP.
+    fn like(real: &[u8]) -> Payload {
+        assert_eq!(real[0], 7, "RDB_TYPE_MODULE_2");
+        assert_eq!(real[1], 0x81, "a 64-bit module id");
+        let tail = real.len() - 10;
+        Payload {
+            bytes: real[..10].to_vec(),
+            rdb_version: [real[tail], real[tail + 1]],
+        }
+    }
+
+    fn int(mut self, value: i64) -> Payload {
+        rdb_len(&mut self.bytes, 2); // RDB_MODULE_OPCODE_UINT
+        rdb_len(&mut self.bytes, value as u64);
+        self
+    }
+
+    fn text(mut self, value: &str) -> Payload {
+        rdb_len(&mut self.bytes, 5); // RDB_MODULE_OPCODE_STRING
+        rdb_len(&mut self.bytes, value.len() as u64);
+        self.bytes.extend(value.as_bytes());
+        self
+    }
+
+    /// `[number, user, expires_at_ms or -1, request id]`
+    fn claim(self, number: i64, user: &str, expires_at_ms: i64, id: Option<&str>) -> Payload {
+        let claim = self.int(number).text(user).int(expires_at_ms);
+        match id {
+            Some(id) => claim.int(1).text(id),
+            None => claim.int(0),
+        }
+    }
+
+    /// Settings, then totals and the stored count.
+    fn head(self, settings: [i64; 3], totals: [i64; 3], stored: i64) -> Payload {
+        let [limit, per_user, hold] = settings;
+        let [made, released, expired] = totals;
+        self.int(limit)
+            .int(per_user)
+            .int(hold)
+            .int(made)
+            .int(released)
+            .int(expired)
+            .int(stored)
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        rdb_len(&mut self.bytes, 0); // RDB_MODULE_OPCODE_EOF
+        self.bytes.extend(self.rdb_version);
+        let crc = crc64(&self.bytes);
+        self.bytes.extend(crc.to_le_bytes());
+        self.bytes
+    }
+}
+
+fn dump(con: &mut Connection, key: &str) -> Vec<u8> {
+    redis::cmd("DUMP").arg(key).query(con).unwrap()
+}
+
+fn restore(con: &mut Connection, key: &str, payload: &[u8]) -> redis::RedisResult<()> {
+    redis::cmd("RESTORE")
+        .arg(key)
+        .arg(0)
+        .arg(payload)
+        .arg("REPLACE")
+        .query(con)
+}
+
+/// A campaign made by commands: limit 10, PERUSER 2, HOLD 600; claim 1
+/// held by "alice" with request id "order-a", claim 2 confirmed for "bob",
+/// claim 3 released.
+fn made_by_commands(con: &mut Connection) -> i64 {
+    create(con, "real", 10, 2, 600);
+    let (_, expires) = reserve(con, "real", "alice", &["ID", "order-a"]);
+    reserve(con, "real", "bob", &[]);
+    confirm(con, "real", 2);
+    reserve(con, "real", "carol", &[]);
+    release(con, "real", 3);
+    expires
+}
+
+#[test]
+fn a_crafted_payload_equal_to_dump_is_accepted() {
+    let server = Server::start();
+    let mut con = server.con();
+    let expires = made_by_commands(&mut con);
+    let real = dump(&mut con, "real");
+    let crafted = Payload::like(&real)
+        .head([10, 2, 600], [3, 1, 0], 2)
+        .claim(1, "alice", expires, Some("order-a"))
+        .claim(2, "bob", -1, None)
+        .finish();
+    assert_eq!(crafted, real, "the crafting writes what Redis writes");
+    restore(&mut con, "copy", &crafted).unwrap();
+    assert_eq!(digest(&mut con, "copy"), digest(&mut con, "real"));
+}
+
+#[test]
+fn every_payload_that_breaks_an_invariant_is_refused_and_changes_nothing() {
+    let server = Server::start();
+    let mut con = server.con();
+    let expires = made_by_commands(&mut con);
+    let real = dump(&mut con, "real");
+    let base = || Payload::like(&real);
+    let held = expires;
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "claims made i64::MAX, totals off",
+            base()
+                .head([10, 2, 600], [i64::MAX, 1, 0], 1)
+                .claim(1, "a", held, None)
+                .finish(),
+        ),
+        (
+            "limit 1 with 3 confirmed claims",
+            base()
+                .head([1, 1, 600], [3, 0, 0], 3)
+                .claim(1, "a", -1, None)
+                .claim(2, "b", -1, None)
+                .claim(3, "c", -1, None)
+                .finish(),
+        ),
+        (
+            "claims 1000 and no claims",
+            base().head([10, 1, 600], [1000, 0, 0], 0).finish(),
+        ),
+        (
+            "a confirmed claim's request id on another claim",
+            base()
+                .head([10, 1, 600], [2, 0, 0], 2)
+                .claim(1, "a", -1, Some("paid"))
+                .claim(2, "b", held, Some("paid"))
+                .finish(),
+        ),
+        (
+            "a request-id flag with empty bytes",
+            base()
+                .head([10, 1, 600], [1, 0, 0], 1)
+                .claim(1, "a", held, Some(""))
+                .finish(),
+        ),
+        (
+            "hold i64::MAX",
+            base().head([10, 1, i64::MAX], [0, 0, 0], 0).finish(),
+        ),
+        (
+            "two confirmed claims of one user, PERUSER 1",
+            base()
+                .head([10, 1, 600], [2, 0, 0], 2)
+                .claim(1, "a", -1, None)
+                .claim(2, "a", -1, None)
+                .finish(),
+        ),
+        (
+            "a claim number stored twice",
+            base()
+                .head([10, 5, 600], [2, 0, 0], 2)
+                .claim(2, "a", held, None)
+                .claim(2, "b", held, None)
+                .finish(),
+        ),
+        (
+            "an empty user",
+            base()
+                .head([10, 1, 600], [1, 0, 0], 1)
+                .claim(1, "", held, None)
+                .finish(),
+        ),
+        (
+            "a stored count of i64::MAX with nothing after it",
+            base()
+                .head([10, 1, 600], [i64::MAX, 0, 0], i64::MAX)
+                .finish(),
+        ),
+        (
+            "negative released",
+            base().head([10, 1, 600], [0, -1, 1], 0).finish(),
+        ),
+    ];
+    let before = digest(&mut con, "real");
+    for (what, payload) in &cases {
+        for key in ["fresh", "real"] {
+            let error = restore(&mut con, key, payload).expect_err(what);
+            assert!(
+                error.to_string().contains("Bad data format"),
+                "{what}: {error}"
+            );
+        }
+        let exists: i64 = redis::cmd("EXISTS").arg("fresh").query(&mut con).unwrap();
+        assert_eq!(exists, 0, "{what}: a key was made");
+        assert_eq!(digest(&mut con, "real"), before, "{what}: the key changed");
+    }
+    // The server and everything it holds still save and load.
+    let _: () = redis::cmd("DEBUG").arg("RELOAD").query(&mut con).unwrap();
+    assert_eq!(digest(&mut con, "real"), before);
+}
+
+#[test]
+fn claim_numbers_end_at_the_last_one_with_an_error_and_stay_loadable() {
+    let server = Server::start();
+    let mut con = server.con();
+    made_by_commands(&mut con);
+    let real = dump(&mut con, "real");
+    let almost = i64::MAX - 1;
+    let payload = Payload::like(&real)
+        .head([10, 2, 600], [almost, almost, 0], 0)
+        .finish();
+    restore(&mut con, "sale", &payload).unwrap();
+    let (last, _) = reserve(&mut con, "sale", "a", &["ID", "r"]);
+    assert_eq!(last, i64::MAX);
+    for call in [
+        &["COUPON.RESERVE", "sale", "b"][..],
+        &["COUPON.ISSUE", "sale", "b", "10"],
+    ] {
+        let error = redis::cmd(call[0])
+            .arg(&call[1..])
+            .query::<Value>(&mut con)
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("used every claim number"),
+            "{error}"
+        );
+    }
+    // A repeated request id and -1 answer as usual.
+    assert_eq!(reserve(&mut con, "sale", "a", &["ID", "r"]).0, i64::MAX);
+    assert_eq!(info(&mut con, "sale")["claims"], i64::MAX);
+    let before = digest(&mut con, "sale");
+    let saved = dump(&mut con, "sale");
+    restore(&mut con, "again", &saved).unwrap();
+    assert_eq!(digest(&mut con, "again"), before);
+    let _: () = redis::cmd("DEBUG").arg("RELOAD").query(&mut con).unwrap();
+    assert_eq!(digest(&mut con, "sale"), before);
+}
+
+/// A campaign of `claims` held claims, one per user.
+fn big_campaign(con: &mut Connection, key: &str, claims: usize) {
+    create(con, key, 1_000_000, 1, 600);
+    let mut pipe = redis::pipe();
+    for n in 0..claims {
+        pipe.cmd("COUPON.RESERVE")
+            .arg(key)
+            .arg(format!("user-{n}"))
+            .arg("ID")
+            .arg(format!("order-{n}"))
+            .ignore();
+    }
+    let _: () = pipe.query(con).unwrap();
+}
+
+#[test]
+fn a_big_campaign_is_freed_on_the_lazyfree_thread() {
+    let server = Server::with_args(&["--lazyfree-lazy-user-del", "yes"]);
+    let mut con = server.con();
+    big_campaign(&mut con, "big", 2_000);
+    let freed = info_field(&mut con, "lazyfreed_objects");
+    let _: i64 = redis::cmd("DEL").arg("big").query(&mut con).unwrap();
+    wait_for(
+        || info_field(&mut con, "lazyfreed_objects") == freed + 1,
+        Duration::from_secs(5),
+        "the campaign freed in the background (its free effort is above 64)",
+    );
+    // A small one is not worth a trip to the other thread.
+    create(&mut con, "small", 5, 1, 600);
+    let _: i64 = redis::cmd("DEL").arg("small").query(&mut con).unwrap();
+    thread::sleep(Duration::from_millis(100));
+    assert_eq!(info_field(&mut con, "lazyfreed_objects"), freed + 1);
+}
+
+#[test]
+fn copies_freed_on_the_lazyfree_thread_while_clients_write_the_source() {
+    let server = Server::with_args(&[
+        "--lazyfree-lazy-user-flush",
+        "yes",
+        "--lazyfree-lazy-user-del",
+        "yes",
+        "--appendonly",
+        "no",
+    ]);
+    let mut con = server.con();
+    let freed = info_field(&mut con, "lazyfreed_objects");
+    for round in 0..20 {
+        big_campaign(&mut con, "src", 300);
+        let expected = digest(&mut con, "src");
+        for n in 0..4 {
+            let copied: i64 = redis::cmd("COPY")
+                .arg("src")
+                .arg(format!("copy-{n}"))
+                .query(&mut con)
+                .unwrap();
+            assert_eq!(copied, 1);
+        }
+        // Writers on the copies and the source (new users, whose bytes a
+        // shared buffer would have handed between values) while the
+        // copies go to the lazyfree thread, one by one and all at once.
+        let writers: Vec<_> = (0..3)
+            .map(|w| {
+                let mut con = server.con();
+                thread::spawn(move || {
+                    for i in 0..200 {
+                        let key = if i % 2 == 0 { "src" } else { "copy-3" };
+                        let _: redis::RedisResult<Value> = redis::cmd("COUPON.RESERVE")
+                            .arg(key)
+                            .arg(format!("w{w}-{i}"))
+                            .query(&mut con);
+                    }
+                })
+            })
+            .collect();
+        for n in 0..3 {
+            let _: i64 = redis::cmd("UNLINK")
+                .arg(format!("copy-{n}"))
+                .query(&mut con)
+                .unwrap();
+        }
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        assert_ne!(
+            digest(&mut con, "src"),
+            expected,
+            "round {round}: writes landed"
+        );
+        let _: () = redis::cmd("FLUSHDB").arg("ASYNC").query(&mut con).unwrap();
+        let pong: String = redis::cmd("PING").query(&mut con).unwrap();
+        assert_eq!(pong, "PONG");
+    }
+    // 3 UNLINKs a round went to the other thread, and the flushes.
+    wait_for(
+        || info_field(&mut con, "lazyfreed_objects") >= freed + 60,
+        Duration::from_secs(10),
+        "the copies freed in the background",
+    );
+}
+
+/// The largest HOLD the server accepts now, plus `margin_ms` to spare:
+/// a clock that is later by more than that would refuse it.
+fn hold_at_the_limit(margin_ms: i64) -> i64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    (i64::MAX - now - margin_ms) / 1000
+}
+
+#[test]
+fn create_at_the_hold_limit_reaches_a_later_replica_and_aof_load() {
+    let mut primary = Server::start();
+    let replica = Server::replica_of(&primary);
+    let mut con = primary.con();
+    // The replica applies the stream 2 s late: with its clock, a CREATE
+    // re-judged there would find the HOLD too large.
+    let sleeper = replica.hold_back(2.0);
+    create(&mut con, "sale", 5, 1, hold_at_the_limit(500));
+    let (claim, _) = reserve(&mut con, "sale", "a", &[]);
+    assert_eq!(claim, 1);
+    sleeper.join().unwrap();
+    let offset = info_field(&mut con, "master_repl_offset");
+    replica.wait_until(
+        |info| info.contains(&format!("slave_repl_offset:{offset}")),
+        "replica caught up",
+    );
+    let mut replica_con = replica.con();
+    assert_eq!(digest(&mut replica_con, "sale"), digest(&mut con, "sale"));
+    // The AOF, loaded later still, and its rewrite.
+    let expected = digest(&mut con, "sale");
+    thread::sleep(Duration::from_millis(1_000));
+    primary.restart();
+    let mut con = primary.con();
+    assert_eq!(digest(&mut con, "sale"), expected, "AOF load");
+    let _: String = redis::cmd("BGREWRITEAOF").query(&mut con).unwrap();
+    primary.wait_until(
+        |info| info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrites:1"),
+        "AOF rewrite",
+    );
+    primary.restart();
+    assert_eq!(
+        digest(&mut primary.con(), "sale"),
+        expected,
+        "rewritten AOF"
+    );
+}
+
+#[test]
+fn apply_refuses_every_ordinary_client() {
+    let server = Server::start();
+    let mut con = server.con();
+    create(&mut con, "sale", 5, 1, 600);
+    let before = snapshot(&mut con, "sale");
+    for args in [
+        &["sale", "CONFIRM", "1"][..],
+        &["new", "CREATE", "5", "1", "600"],
+    ] {
+        let error = redis::cmd("COUPON.APPLY")
+            .arg(args)
+            .query::<Value>(&mut con)
+            .unwrap_err();
+        assert!(error.to_string().contains("only replays"), "{error}");
+    }
+    assert_eq!(snapshot(&mut con, "sale"), before);
+    // From a script: still a client.
+    let from_lua = redis::cmd("EVAL")
+        .arg("return redis.call('COUPON.APPLY', KEYS[1], 'CREATE', '5', '1', '600')")
+        .arg(1)
+        .arg("lua")
+        .query::<Value>(&mut con);
+    assert!(from_lua.is_err());
+    let exists: i64 = redis::cmd("EXISTS").arg("lua").query(&mut con).unwrap();
+    assert_eq!(exists, 0);
+}
+
+/// Keyspace events of `event` caused by `call`.
+fn count_events(server: &Server, event: &str, call: impl FnOnce(&mut Connection)) -> usize {
+    events_of(server, call)
+        .iter()
+        .filter(|(name, _)| name == event)
+        .count()
+}
+
+/// The quickest of 3 runs: the least disturbed by the machine's noise.
+fn quickest(mut run: impl FnMut() -> Duration) -> Duration {
+    (0..3).map(|_| run()).min().unwrap()
+}
+
+#[test]
+fn one_users_many_claims_cost_bounded_work_per_call() {
+    let server = Server::with_args(&["--appendonly", "no"]);
+    let mut con = server.con();
+    const CLAIMS: usize = 20_000;
+    create(&mut con, "whale", 1_000_000, CLAIMS as i64, 600);
+    let mut pipe = redis::pipe();
+    for _ in 0..CLAIMS {
+        pipe.cmd("COUPON.RESERVE")
+            .arg("whale")
+            .arg("w")
+            .arg("HOLD")
+            .arg(1)
+            .ignore();
+    }
+    let _: () = pipe.query(&mut con).unwrap();
+    thread::sleep(Duration::from_millis(1_100));
+    // After a mass expiry of the user's holds, each write reclaims a
+    // bounded number of them, the user's own included.
+    let mut claim = 0;
+    let reclaimed = count_events(&server, "coupon.expired", |c| {
+        claim = reserve(c, "whale", "w", &[]).0;
+    });
+    assert!(reclaimed <= 16, "RESERVE reclaimed {reclaimed} at once");
+    assert_eq!(claim, CLAIMS as i64 + 1);
+    let reclaimed = count_events(&server, "coupon.expired", |c| {
+        assert_eq!(confirm(c, "whale", claim), 1);
+    });
+    assert!(reclaimed <= 16, "CONFIRM reclaimed {reclaimed}");
+    let reclaimed = count_events(&server, "coupon.expired", |c| {
+        assert_eq!(release(c, "whale", claim), 1);
+    });
+    assert!(reclaimed <= 16, "RELEASE reclaimed {reclaimed}");
+    assert_eq!(info(&mut con, "whale")["held"], 0);
+
+    // REVOKE of k live claims is O(k log n): ten times the claims, about
+    // ten times the work (quadratic work would be a hundred).
+    let mut revoke_time = |claims: usize| {
+        quickest(|| {
+            let _: i64 = redis::cmd("DEL").arg("r").query(&mut con).unwrap();
+            create(&mut con, "r", 1_000_000, claims as i64, 600);
+            let mut pipe = redis::pipe();
+            for _ in 0..claims {
+                pipe.cmd("COUPON.RESERVE").arg("r").arg("u").ignore();
+            }
+            let _: () = pipe.query(&mut con).unwrap();
+            let start = Instant::now();
+            assert_eq!(revoke(&mut con, "r", "u"), claims as i64);
+            start.elapsed()
+        })
+    };
+    let small = revoke_time(CLAIMS / 10);
+    let large = revoke_time(CLAIMS);
+    let ratio = large.as_secs_f64() / small.as_secs_f64();
+    println!(
+        "REVOKE of {CLAIMS} claims {large:?}, of {} {small:?}: {ratio:.1} x",
+        CLAIMS / 10
+    );
+    assert!(ratio < 40.0, "REVOKE grew {ratio:.1} x for 10 x the claims");
+}
