@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the integration tests against redis-servers under valgrind (memcheck,
 # with jemalloc's malloc intercepted) and fails on any leak definitely lost
-# or any invalid access. `make valgrind`.
+# or any invalid access; then the lazyfree cases under helgrind, failing on
+# any data race reported in the module's frames. `make valgrind`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 logs=$(mktemp -d /tmp/guard-valgrind.XXXXXX)
@@ -11,7 +12,7 @@ export GUARD_SERVER_WRAPPER="valgrind --suppressions=$PWD/tests/valgrind.supp --
 export GUARD_FUZZ_CALLS=3000 GUARD_SOAK_CALLS=3000
 cargo test --release --test mon --test coupon --test registration --test operations \
   --test hardening --test fuzz --test throttle --test campaign --test campaign_copies --test acl \
-  -- --test-threads=2
+  --test campaign_attacks -- --test-threads=2
 
 servers=$(ls "$logs" | wc -l)
 definite=$(grep -h "definitely lost:" "$logs"/*.log | grep -vc "definitely lost: 0 bytes" || true)
@@ -22,3 +23,19 @@ if [ "$definite" -ne 0 ] || [ "$invalid" -ne 0 ]; then
   echo "see $logs"; exit 1
 fi
 rm -rf "$logs"
+
+# Helgrind: values copied and written on the main thread while others are
+# freed on the lazyfree thread (FLUSHDB ASYNC, UNLINK).
+races=$(mktemp -d /tmp/guard-helgrind.XXXXXX)
+GUARD_SERVER_WRAPPER="valgrind --tool=helgrind --log-file=$races/%p.log" GUARD_LAZYFREE_ROUNDS=3 \
+  cargo test --release --test campaign_attacks lazyfree -- --test-threads=1
+reported=$(grep -h -A30 "Possible data race" "$races"/*.log | grep -c "Possible data race" || true)
+in_module=$(awk '/Possible data race/ {report = 1; hit = 0}
+  report && /libredis_guard/ && !hit {count++; hit = 1}
+  /^==[0-9]+== $/ && report && hit {report = 0}
+  END {print count + 0}' "$races"/*.log)
+echo "helgrind: $reported possible data races, $in_module with module frames"
+if [ "$in_module" -ne 0 ]; then
+  echo "see $races"; exit 1
+fi
+rm -rf "$races"
