@@ -63,11 +63,12 @@ fuzz: build
 	GUARD_FUZZ_CALLS=$${GUARD_FUZZ_CALLS:-1000000} GUARD_FUZZ_SEED=$${GUARD_FUZZ_SEED:-$$(date +%s)} \
 	  cargo test --release --test fuzz -- --nocapture
 
-# libFuzzer on the pure parts (argument parsing, rules), 60 s a target.
+# libFuzzer on the pure parts (argument parsing, rules, the campaign's
+# decoder and model), 60 s a target.
 # Stable Rust: no sanitizer, coverage-guided all the same.
 fuzz-pure:
 	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
-	cd fuzz && for target in parse_args rules; do \
+	cd fuzz && for target in parse_args rules campaign_decode campaign_model; do \
 	  cargo fuzz run -s none -O $$target -- -max_total_time=$${FUZZ_SECONDS:-60} || exit 1; \
 	done
 

@@ -6,7 +6,7 @@
 //! `throttle/`) where a command is one file (metadata, parsing, handler)
 //! beside the family's pure decisions (`rules.rs`, `model.rs`, `gcra.rs`);
 //! `args`, `integer` and `reply` are the shared pure parts; `stats` the
-//! INFO counters.
+//! INFO counters; `tape` an in-memory RDB for tests and fuzz targets.
 
 pub mod args;
 pub mod campaign;
@@ -16,10 +16,14 @@ pub mod mon;
 mod redis;
 pub mod reply;
 pub mod stats;
+pub mod tape;
 mod test_panic;
 pub mod throttle;
 
 use redis::Command;
+/// The encoding interface of module values, for tests and fuzz targets
+/// that load and save values without a server.
+pub use redis::{ModuleValue, Reader, Writer};
 
 /// Every command the module registers.
 const COMMANDS: [&Command; 12] = [

@@ -140,33 +140,7 @@ impl ModuleValue for Campaign {
 mod tests {
     use super::super::rules;
     use super::*;
-
-    /// A plain in-memory RDB.
-    #[derive(Default)]
-    struct Tape {
-        items: Vec<Result<i64, Vec<u8>>>,
-        at: usize,
-    }
-
-    impl Writer for Tape {
-        fn integer(&mut self, value: i64) {
-            self.items.push(Ok(value));
-        }
-        fn bytes(&mut self, value: &[u8]) {
-            self.items.push(Err(value.to_vec()));
-        }
-    }
-
-    impl Reader for Tape {
-        fn integer(&mut self) -> Option<i64> {
-            self.at += 1;
-            self.items.get(self.at - 1)?.clone().ok()
-        }
-        fn bytes(&mut self) -> Option<Vec<u8>> {
-            self.at += 1;
-            self.items.get(self.at - 1)?.clone().err()
-        }
-    }
+    use crate::tape::Tape;
 
     const NOW: i64 = 1_000_000;
 
