@@ -72,10 +72,12 @@ fuzz-pure:
 	  cargo fuzz run -s none -O $$target -- -max_total_time=$${FUZZ_SECONDS:-60} || exit 1; \
 	done
 
-# A campaign of 1M holds and a mass expiry: counts stay exact, work per
-# call stays bounded; prints bytes per claim and the slowest calls.
+# A campaign of 1M holds and a mass expiry, then one user with 100k: counts
+# stay exact, work per call stays bounded; prints bytes per claim and the
+# slowest calls.
 campaign-scale: build
 	GUARD_SCALE_CLAIMS=$${GUARD_SCALE_CLAIMS:-1000000} \
+	GUARD_SCALE_USER_CLAIMS=$${GUARD_SCALE_USER_CLAIMS:-100000} \
 	  cargo test --release --test campaign_scale -- --nocapture
 
 # 1M valid calls of each command: used memory must stay flat.

@@ -1,9 +1,11 @@
 //! A large campaign and a mass expiry: every hold expires at once, and no
-//! call after that does unbounded work. `make test` runs it with 20,000
-//! claims; `make campaign-scale` with 1,000,000 (GUARD_SCALE_CLAIMS). It
-//! asserts what is counted (exact INFO, at most 16 reclaims plus the
-//! caller's own per write) and prints what is timed (the slowest call of
-//! each command, from SLOWLOG), never asserting a time.
+//! call after that does unbounded work; then the same for one user who
+//! holds all the claims (a large PERUSER). `make test` runs it with 20,000
+//! claims and a user with 5,000; `make campaign-scale` with 1,000,000 and
+//! 100,000 (GUARD_SCALE_CLAIMS, GUARD_SCALE_USER_CLAIMS). It asserts what
+//! is counted (exact INFO, at most 16 reclaims per write) and prints what
+//! is timed (the slowest call of each command, from SLOWLOG), never
+//! asserting a time.
 
 mod common;
 
@@ -22,11 +24,67 @@ fn now_ms() -> i64 {
         .as_millis() as i64
 }
 
-fn claims_wanted() -> usize {
-    std::env::var("GUARD_SCALE_CLAIMS")
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000)
+        .unwrap_or(default)
+}
+
+/// Holds of `hold_s` seconds for `user(i)`, i in 0..n, pipelined.
+fn fill(con: &mut Connection, key: &str, n: usize, hold_s: i64, user: impl Fn(usize) -> String) {
+    for batch in (0..n).collect::<Vec<_>>().chunks(2_000) {
+        let mut pipe = redis::pipe();
+        for &i in batch {
+            pipe.cmd("COUPON.RESERVE")
+                .arg(key)
+                .arg(user(i))
+                .arg("HOLD")
+                .arg(hold_s)
+                .ignore();
+        }
+        let _: () = pipe.query(con).unwrap();
+    }
+}
+
+/// Logs every call from now on with its duration.
+fn log_every_call(con: &mut Connection) {
+    config(con, "slowlog-log-slower-than", "0");
+    config(con, "slowlog-max-len", "100000");
+    let _: () = redis::cmd("SLOWLOG").arg("RESET").query(con).unwrap();
+}
+
+/// The slowest call of each campaign command since [`log_every_call`], in
+/// µs, from the server's own log: entries are [id, time, duration µs,
+/// [command, args...], ...].
+fn slowest_calls(con: &mut Connection) -> Vec<(String, i64)> {
+    let entries: Vec<Vec<redis::Value>> =
+        redis::cmd("SLOWLOG").arg("GET").arg(-1).query(con).unwrap();
+    let mut slowest: HashMap<String, i64> = HashMap::new();
+    for entry in &entries {
+        let (Some(redis::Value::Int(micros)), Some(args)) = (entry.get(2), entry.get(3)) else {
+            panic!("a SLOWLOG entry of another shape: {entry:?}");
+        };
+        let args: Vec<String> = redis::from_redis_value(args).unwrap();
+        let worst = slowest.entry(args[0].to_lowercase()).or_default();
+        *worst = (*worst).max(*micros);
+    }
+    let mut report: Vec<_> = slowest
+        .into_iter()
+        .filter(|(n, _)| n.starts_with("coupon."))
+        .collect();
+    report.sort();
+    report
+}
+
+/// Sleeps until the hold of the last claim made has ended.
+fn wait_for_the_last_hold(con: &mut Connection, key: &str, last_claim: usize) {
+    let last = claims(con, key, &["FROM", &last_claim.to_string()])[0].expires_at_ms;
+    thread::sleep(Duration::from_millis((last - now_ms() + 50).max(0) as u64));
+}
+
+fn reclaimed(con: &mut Connection) -> i64 {
+    info_field(con, "guard_coupon_expired")
 }
 
 fn config(con: &mut Connection, name: &str, value: &str) {
@@ -40,7 +98,7 @@ fn config(con: &mut Connection, name: &str, value: &str) {
 
 #[test]
 fn a_mass_expiry_leaves_every_call_bounded() {
-    let claims_made = claims_wanted();
+    let claims_made = env_or("GUARD_SCALE_CLAIMS", 20_000);
     // Nothing persisted: this is about the data type, not disk speed.
     let server = Server::with_args(&["--appendonly", "no"]);
     let mut con = server.con();
@@ -50,18 +108,9 @@ fn a_mass_expiry_leaves_every_call_bounded() {
     // the last claim made is the last to expire.
     let filling = Instant::now();
     let hold_s = 2 + claims_made as i64 / 50_000;
-    for batch in (0..claims_made).collect::<Vec<_>>().chunks(2_000) {
-        let mut pipe = redis::pipe();
-        for i in batch {
-            pipe.cmd("COUPON.RESERVE")
-                .arg("sale")
-                .arg(format!("user-{i}"))
-                .arg("HOLD")
-                .arg(hold_s)
-                .ignore();
-        }
-        let _: () = pipe.query(&mut con).unwrap();
-    }
+    fill(&mut con, "sale", claims_made, hold_s, |i| {
+        format!("user-{i}")
+    });
     let filled_in = filling.elapsed();
     let info_full = info(&mut con, "sale");
     assert_eq!(
@@ -77,19 +126,14 @@ fn a_mass_expiry_leaves_every_call_bounded() {
         .unwrap();
 
     // The mass expiry: every hold ends, nothing reclaimed yet.
-    let last = claims(&mut con, "sale", &["FROM", &claims_made.to_string()])[0].expires_at_ms;
-    thread::sleep(Duration::from_millis((last - now_ms() + 50).max(0) as u64));
+    wait_for_the_last_hold(&mut con, "sale", claims_made);
     let info_after = info(&mut con, "sale");
     assert_eq!(
         (info_after["held"], info_after["expired"]),
         (0, claims_made as i64)
     );
 
-    // Every call from now on is logged with its duration.
-    config(&mut con, "slowlog-log-slower-than", "0");
-    config(&mut con, "slowlog-max-len", "100000");
-    let _: () = redis::cmd("SLOWLOG").arg("RESET").query(&mut con).unwrap();
-    let reclaimed = |con: &mut Connection| info_field(con, "guard_coupon_expired");
+    log_every_call(&mut con);
     let mut max_reclaim = 0;
     for i in 0..1_000 {
         let before = reclaimed(&mut con);
@@ -116,31 +160,60 @@ fn a_mass_expiry_leaves_every_call_bounded() {
     );
     assert_eq!(info_end["held"] + info_end["confirmed"], 1_000);
 
-    // The slowest call of each command, from the server's own log:
-    // entries are [id, time, duration µs, [command, args...], ...].
-    let entries: Vec<Vec<redis::Value>> = redis::cmd("SLOWLOG")
-        .arg("GET")
-        .arg(-1)
-        .query(&mut con)
-        .unwrap();
-    let mut slowest: HashMap<String, i64> = HashMap::new();
-    for entry in &entries {
-        let (Some(redis::Value::Int(micros)), Some(args)) = (entry.get(2), entry.get(3)) else {
-            panic!("a SLOWLOG entry of another shape: {entry:?}");
-        };
-        let args: Vec<String> = redis::from_redis_value(args).unwrap();
-        let worst = slowest.entry(args[0].to_lowercase()).or_default();
-        *worst = (*worst).max(*micros);
-    }
-    let mut report: Vec<_> = slowest
-        .into_iter()
-        .filter(|(n, _)| n.starts_with("coupon."))
-        .collect();
-    report.sort();
+    let report = slowest_calls(&mut con);
     println!(
         "campaign scale: {claims_made} holds filled in {filled_in:.1?}, MEMORY USAGE {bytes} B \
          ({:.0} B per claim); after the mass expiry, {total_reclaimed} reclaimed by 1,000 reserves \
          and 334 confirms (at most {max_reclaim} in one pair); slowest call in µs: {report:?}",
         bytes as f64 / claims_made as f64
+    );
+}
+
+#[test]
+fn one_users_mass_expiry_leaves_every_call_bounded() {
+    let held = env_or("GUARD_SCALE_USER_CLAIMS", 5_000);
+    let server = Server::with_args(&["--appendonly", "no"]);
+    let mut con = server.con();
+    let per_user = held as i64 + 10;
+    create(&mut con, "sale", 10 * per_user, per_user, 3_600);
+    let hold_s = 2 + held as i64 / 50_000;
+    fill(&mut con, "sale", held, hold_s, |_| "whale".into());
+    assert_eq!(
+        info(&mut con, "sale")["held"],
+        held as i64,
+        "filled in time"
+    );
+    wait_for_the_last_hold(&mut con, "sale", held);
+    assert_eq!(info(&mut con, "sale")["expired"], held as i64);
+
+    // The user's own expired holds go a bounded number per write, like
+    // everyone's.
+    log_every_call(&mut con);
+    let mut max_reclaim = 0;
+    for _ in 0..200 {
+        let before = reclaimed(&mut con);
+        let (claim, _) = reserve(&mut con, "sale", "whale", &[]);
+        assert!(claim > held as i64, "the user's expired holds left room");
+        max_reclaim = max_reclaim.max(reclaimed(&mut con) - before);
+        let before = reclaimed(&mut con);
+        assert_eq!(confirm(&mut con, "sale", claim), 1);
+        assert_eq!(release(&mut con, "sale", claim), 1);
+        max_reclaim = max_reclaim.max(reclaimed(&mut con) - before);
+    }
+    assert!(
+        max_reclaim <= 2 * 16,
+        "calls reclaimed {max_reclaim} at once"
+    );
+    let after_expiry = slowest_calls(&mut con);
+
+    // The user's live claims, all revoked at once: O(k log n).
+    fill(&mut con, "sale", held, 3_600, |_| "whale".into());
+    log_every_call(&mut con);
+    assert_eq!(revoke(&mut con, "sale", "whale"), held as i64);
+    let revoke = slowest_calls(&mut con);
+    println!(
+        "one user's scale: {held} holds expired at once; the slowest calls after, in µs: \
+         {after_expiry:?} (at most {max_reclaim} reclaimed by one reserve, or a confirm and a release); \
+         revoke of {held} live claims: {revoke:?}"
     );
 }
