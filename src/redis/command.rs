@@ -57,7 +57,9 @@ const AOF_CLIENT_ID: u64 = u64::MAX;
 
 /// The context flag of Valkey's slot import client, once the module has
 /// declared it handles atomic slot migration; 0 elsewhere (the same bit
-/// may mean something else on another server).
+/// may mean something else on another server). Valkey 9.1's import client
+/// reports it beside REPLICATED (flags 0x2001024, an ordinary client id):
+/// the gate names it so as not to depend on the latter.
 static SLOT_IMPORT_CLIENT_FLAG: AtomicU32 = AtomicU32::new(0);
 
 /// Called at load when the server migrates slots atomically.
