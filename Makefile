@@ -5,7 +5,7 @@ TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target))
 MODULE := $(TARGET_DIR)/release/libredis_guard.so
 APT_PACKAGES := redis-server redis-tools libclang-dev
 
-.PHONY: all deps build run test test-matrix lab bench profile fuzz fuzz-pure soak campaign-scale valgrind lint clean
+.PHONY: all deps build run test test-matrix test-cluster lab bench profile fuzz fuzz-pure soak campaign-scale valgrind lint clean
 
 all: build
 
@@ -44,6 +44,14 @@ test: build
 # $(TARGET_DIR)/servers without root. Ends with a table per server.
 test-matrix: build
 	TARGET_DIR=$(TARGET_DIR) tests/matrix.sh
+
+# Resharding (MIGRATE with ASK; CLUSTER MIGRATESLOTS on Valkey 9+) and
+# three killed primaries, under load from every family, on Redis 7.0 and
+# Valkey 9.1 (obtained as make test-matrix does).
+test-cluster: build
+	GUARD_SERVER=redis-server cargo test --release --test cluster_ops -- --nocapture
+	valkey=$$(TARGET_DIR=$(TARGET_DIR) tests/matrix.sh --path valkey-9.1) && \
+	  GUARD_SERVER=$$valkey cargo test --release --test cluster_ops -- --nocapture
 
 # The races, reproduced: naive steps vs Lua vs native, as markdown tables.
 lab: build

@@ -6,113 +6,11 @@
 mod common;
 
 use std::collections::HashMap;
-use std::process::Command;
 use std::time::Duration;
 
+use common::cluster::*;
 use common::*;
 use redis::Connection;
-
-struct Cluster {
-    nodes: Vec<Server>,
-}
-
-impl Cluster {
-    fn start() -> Cluster {
-        let nodes: Vec<Server> = (0..6)
-            .map(|_| {
-                Server::with_args(&[
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-config-file",
-                    "nodes.conf",
-                    "--cluster-node-timeout",
-                    "2000",
-                ])
-            })
-            .collect();
-        let addresses: Vec<String> = nodes
-            .iter()
-            .map(|n| format!("127.0.0.1:{}", n.port))
-            .collect();
-        let status = Command::new("redis-cli")
-            .args(["--cluster", "create"])
-            .args(&addresses)
-            .args(["--cluster-replicas", "1", "--cluster-yes"])
-            .stdout(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "redis-cli --cluster create failed");
-        let cluster = Cluster { nodes };
-        for node in &cluster.nodes {
-            wait_for(
-                || cluster_info(node).contains("cluster_state:ok"),
-                Duration::from_secs(60),
-                "cluster_state:ok",
-            );
-        }
-        // Replicas must also have synced before failovers are meaningful.
-        for node in &cluster.nodes {
-            wait_for(
-                || {
-                    let info: String = redis::cmd("INFO")
-                        .arg("replication")
-                        .query(&mut node.con())
-                        .unwrap();
-                    info.contains("role:master") || info.contains("master_link_status:up")
-                },
-                Duration::from_secs(60),
-                "replicas in sync",
-            );
-        }
-        cluster
-    }
-
-    fn urls(&self) -> Vec<String> {
-        self.nodes.iter().map(Server::url).collect()
-    }
-
-    fn node_at(&self, port: u16) -> &Server {
-        self.nodes.iter().find(|n| n.port == port).unwrap()
-    }
-
-    /// The port of the node serving `slot` as primary.
-    fn primary_of(&self, slot: i64) -> u16 {
-        let slots: Vec<(i64, i64, Vec<redis::Value>)> = {
-            let raw: Vec<Vec<redis::Value>> = redis::cmd("CLUSTER")
-                .arg("SLOTS")
-                .query(&mut self.nodes[0].con())
-                .unwrap();
-            raw.into_iter()
-                .map(|entry| {
-                    let start: i64 = redis::from_redis_value(&entry[0]).unwrap();
-                    let end: i64 = redis::from_redis_value(&entry[1]).unwrap();
-                    let master: Vec<redis::Value> = redis::from_redis_value(&entry[2]).unwrap();
-                    (start, end, master)
-                })
-                .collect()
-        };
-        let (_, _, master) = slots
-            .iter()
-            .find(|(start, end, _)| (*start..=*end).contains(&slot))
-            .unwrap();
-        redis::from_redis_value::<i64>(&master[1]).unwrap() as u16
-    }
-}
-
-fn cluster_info(node: &Server) -> String {
-    redis::cmd("CLUSTER")
-        .arg("INFO")
-        .query(&mut node.con())
-        .unwrap_or_default()
-}
-
-fn slot(con: &mut Connection, key: &str) -> i64 {
-    redis::cmd("CLUSTER")
-        .arg("KEYSLOT")
-        .arg(key)
-        .query(con)
-        .unwrap()
-}
 
 #[test]
 fn cluster_routing_hash_tags_and_failover() {
@@ -206,35 +104,6 @@ fn hash_tagged_keys_share_a_node(cluster: &Cluster) {
 
 fn state(con: &mut Connection, keys: &[String]) -> Vec<(String, Vec<String>, i64)> {
     keys.iter().map(|key| key_state(con, key)).collect()
-}
-
-fn replica_of(cluster: &Cluster, primary: u16) -> u16 {
-    let nodes: String = redis::cmd("CLUSTER")
-        .arg("NODES")
-        .query(&mut cluster.node_at(primary).con())
-        .unwrap();
-    let primary_id = nodes
-        .lines()
-        .find(|l| l.contains("myself"))
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .to_string();
-    let line = nodes
-        .lines()
-        .find(|l| l.contains("slave") && l.contains(&primary_id))
-        .expect("a replica");
-    let address = line.split(' ').nth(1).unwrap();
-    address.split(['@', ':']).nth(1).unwrap().parse().unwrap()
-}
-
-fn is_primary(node: &Server) -> bool {
-    let info: String = redis::cmd("INFO")
-        .arg("replication")
-        .query(&mut node.con())
-        .unwrap_or_default();
-    info.contains("role:master")
 }
 
 /// Writes through the module to `keys` on `port` and has them acknowledged

@@ -5,6 +5,7 @@
 # `name version path` for each, runs the whole integration suite against
 # each in turn (GUARD_SERVER), and ends with one table.
 # A server that cannot be obtained is skipped with a line saying why.
+# `tests/matrix.sh --path NAME` only obtains server NAME and prints its path.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 TARGET_DIR=${TARGET_DIR:-${CARGO_TARGET_DIR:-$PWD/target}}
@@ -64,6 +65,13 @@ obtain() {
   esac
   echo "$dir/$inside"
 }
+
+if [ "${1:-}" = --path ]; then
+  line=$(grep "^$2|" <<<"$SERVERS") || { echo "no server $2" >&2; exit 1; }
+  IFS='|' read -r name how what inside <<<"$line"
+  obtain "$name" "$how" "$what" "$inside"
+  exit
+fi
 
 summary=()
 while IFS='|' read -r name how what inside; do

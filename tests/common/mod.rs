@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use redis::{Connection, ConnectionLike, Value};
 
 pub mod campaign;
+pub mod cluster;
 pub mod commands;
 pub mod crowd;
 pub mod rng;
@@ -237,6 +238,11 @@ impl Server {
 
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// A connection, or `None` while the server is down.
+    pub fn try_con(&self) -> Option<Connection> {
+        self.try_connect()
     }
 
     pub fn con(&self) -> Connection {
