@@ -26,7 +26,7 @@ use redis::Command;
 pub use redis::{ModuleValue, Reader, Writer};
 
 /// Every command the module registers.
-const COMMANDS: [&Command; 12] = [
+const COMMANDS: [&Command; 13] = [
     &mon::incrcheck::COMMAND,
     &mon::decrclamp::COMMAND,
     &coupon::issue::COMMAND,
@@ -39,6 +39,7 @@ const COMMANDS: [&Command; 12] = [
     &campaign::claims::COMMAND,
     &campaign::apply::COMMAND,
     &throttle::cl_throttle::COMMAND,
+    &throttle::cl_throttleall::COMMAND,
 ];
 
 /// Module start. The one module argument, `test-panic-command`, adds a

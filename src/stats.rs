@@ -52,9 +52,13 @@ pub static THROTTLE_CALLS: Counter = Counter::new();
 /// CL.THROTTLE replies with limited = 0 (peeks included).
 pub static THROTTLE_ALLOWED: Counter = Counter::new();
 pub static THROTTLE_LIMITED: Counter = Counter::new();
+/// CL.THROTTLEALL calls, and how each ended (by its `limited`).
+pub static THROTTLE_ALL_CALLS: Counter = Counter::new();
+pub static THROTTLE_ALL_ALLOWED: Counter = Counter::new();
+pub static THROTTLE_ALL_LIMITED: Counter = Counter::new();
 
 /// Every counter with its INFO field name, in the order INFO prints them.
-pub const FIELDS: [(&str, &Counter); 17] = [
+pub const FIELDS: [(&str, &Counter); 20] = [
     ("mon_incrcheck_calls", &MON_INCRCHECK_CALLS),
     ("mon_crossings", &MON_CROSSINGS),
     ("mon_decrclamp_calls", &MON_DECRCLAMP_CALLS),
@@ -72,6 +76,9 @@ pub const FIELDS: [(&str, &Counter); 17] = [
     ("throttle_calls", &THROTTLE_CALLS),
     ("throttle_allowed", &THROTTLE_ALLOWED),
     ("throttle_limited", &THROTTLE_LIMITED),
+    ("throttle_all_calls", &THROTTLE_ALL_CALLS),
+    ("throttle_all_allowed", &THROTTLE_ALL_ALLOWED),
+    ("throttle_all_limited", &THROTTLE_ALL_LIMITED),
 ];
 
 #[cfg(test)]

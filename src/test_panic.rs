@@ -1,7 +1,7 @@
 //! `GUARD.TEST-PANIC key`: registered only when the module is loaded with
 //! `test-panic-command`, to prove that a panic cannot take Redis down.
 
-use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
+use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::CommandResult;
 
 pub const COMMAND: Command = Command {
@@ -9,7 +9,7 @@ pub const COMMAND: Command = Command {
     flags: c"write fast",
     acl_categories: c"write fast",
     arity: 2,
-    key: KeyAccess::UPDATE,
+    keys: Keys::One(KeyAccess::UPDATE),
     summary: c"Test only: panics inside a command handler.",
     complexity: c"O(1)",
     args: &[ArgDoc::KEY],

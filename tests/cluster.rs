@@ -17,6 +17,7 @@ fn cluster_routing_hash_tags_and_failover() {
     let cluster = Cluster::start();
     routes_every_command_to_the_owner(&cluster);
     hash_tagged_keys_share_a_node(&cluster);
+    several_keys_must_share_a_slot(&cluster);
     failovers_keep_acknowledged_writes(cluster);
 }
 
@@ -100,6 +101,42 @@ fn hash_tagged_keys_share_a_node(cluster: &Cluster) {
     assert_eq!(throttle(&mut con, rate, 4, 10, 60, 1)[..3], [0, 5, 4]);
     let stored: Option<i64> = redis::cmd("GET").arg(rate).query(&mut owner.con()).unwrap();
     assert!(stored.is_some_and(|tat| tat > 0), "{stored:?}");
+}
+
+/// CL.THROTTLEALL declares every key: the server routes it by them (a
+/// node that does not own their slot answers MOVED) and refuses keys of
+/// two slots itself (CROSSSLOT).
+fn several_keys_must_share_a_slot(cluster: &Cluster) {
+    let (second, day) = ("{cust:9}:second", "{cust:9}:day");
+    let call = |con: &mut Connection, keys: [&str; 2]| {
+        redis::cmd("CL.THROTTLEALL")
+            .arg(2)
+            .arg(keys[0])
+            .arg(9)
+            .arg(10)
+            .arg(1)
+            .arg(keys[1])
+            .arg(999)
+            .arg(1000)
+            .arg(86400)
+            .query::<redis::Value>(con)
+    };
+    let mut any = cluster.nodes[0].con();
+    let owner = cluster.primary_of(slot(&mut any, second));
+    let reply = call(&mut cluster.node_at(owner).con(), [second, day]).unwrap();
+    let redis::Value::Array(items) = reply else {
+        panic!("{reply:?}")
+    };
+    assert_eq!(items[0], redis::Value::Int(0));
+    let other = cluster
+        .primaries()
+        .into_iter()
+        .find(|&port| port != owner)
+        .unwrap();
+    let error = call(&mut cluster.node_at(other).con(), [second, day]).unwrap_err();
+    assert_eq!(error.kind(), redis::ErrorKind::Moved, "{error}");
+    let error = call(&mut cluster.node_at(owner).con(), [second, "{cust:10}:day"]).unwrap_err();
+    assert_eq!(error.kind(), redis::ErrorKind::CrossSlot, "{error}");
 }
 
 fn state(con: &mut Connection, keys: &[String]) -> Vec<(String, Vec<String>, i64)> {

@@ -173,6 +173,31 @@ fn options(
     }
 }
 
+/// A limiter's `max_burst count period`. Periods as windows: never so
+/// short that a key written here expires before the checks that follow.
+fn limiter(rng: &mut Rng, call: &mut Vec<Vec<u8>>) {
+    call.push(integer(rng));
+    call.push(integer(rng));
+    call.push(match rng.below(4) {
+        0 => rng.pick(&WINDOWS).as_bytes().to_vec(),
+        1 => random_bytes(rng),
+        _ => b"3600".to_vec(),
+    });
+}
+
+/// The keys a call names: CL.THROTTLEALL's every 4 arguments after its
+/// count, as far as the call goes; argv[1] for the others.
+fn keys_of(call: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    if call[0] != b"CL.THROTTLEALL" {
+        return vec![call[1].clone()];
+    }
+    let n = integer_of(&call[1]).unwrap_or(0).clamp(0, 16) as usize;
+    (0..n)
+        .map(|i| 2 + 4 * i)
+        .filter_map(|at| call.get(at).cloned())
+        .collect()
+}
+
 /// One random call: usually the right shape with doubtful values,
 /// sometimes any number of arbitrary arguments.
 fn random_call(rng: &mut Rng) -> Vec<Vec<u8>> {
@@ -246,18 +271,25 @@ fn random_call(rng: &mut Rng) -> Vec<Vec<u8>> {
             }
         }
         "CL.THROTTLE" => {
-            call.push(integer(rng));
-            call.push(integer(rng));
-            // Periods as windows: never so short that a key written here
-            // expires before the checks that follow.
-            call.push(match rng.below(4) {
-                0 => rng.pick(&WINDOWS).as_bytes().to_vec(),
-                1 => random_bytes(rng),
-                _ => b"3600".to_vec(),
-            });
+            limiter(rng, &mut call);
             if rng.chance(2) {
                 call.push(integer(rng));
             }
+        }
+        "CL.THROTTLEALL" => {
+            // The key drawn above is the count's place: usually a small
+            // count, with groups to match (or one short).
+            let n = 1 + rng.below(3);
+            call[1] = match rng.below(8) {
+                0 => integer(rng),
+                _ => n.to_string().into_bytes(),
+            };
+            let groups = if rng.chance(10) { n - 1 } else { n };
+            for _ in 0..groups {
+                call.push(rng.pick(&KEYS).as_bytes().to_vec());
+                limiter(rng, &mut call);
+            }
+            options(rng, &mut call, &["QUANTITY"], |rng, _| integer(rng));
         }
         "COUPON.ISSUE" => {
             call.push(user(rng));
@@ -306,6 +338,30 @@ fn integer_of(args: &[u8]) -> Option<i64> {
 }
 
 /// The reply's invariants, checked against the key after a success.
+/// A CL.THROTTLE reply's invariants; whether it was limited.
+fn check_cell(values: &[Value], max_burst: i64) -> Result<bool, String> {
+    let values: Vec<i64> = values
+        .iter()
+        .map(|v| match v {
+            Value::Int(n) => Ok(*n),
+            other => Err(format!("not an integer: {other:?}")),
+        })
+        .collect::<Result<_, _>>()?;
+    let [limited, limit, remaining, retry_after, reset_after] = values[..] else {
+        return Err(format!("reply {values:?}"));
+    };
+    let fine = (0..=1).contains(&limited)
+        && limit == max_burst + 1
+        && (0..=limit).contains(&remaining)
+        && retry_after >= -1
+        && (limited == 1 || retry_after == -1)
+        && reset_after >= 0;
+    if !fine {
+        return Err(format!("reply {values:?}"));
+    }
+    Ok(limited == 1)
+}
+
 fn check_reply(con: &mut Connection, call: &[Vec<u8>], reply: &Value) -> Result<(), String> {
     let key = &call[1];
     let stored = |con: &mut Connection| -> Option<i64> {
@@ -377,30 +433,34 @@ fn check_reply(con: &mut Connection, call: &[Vec<u8>], reply: &Value) -> Result<
             }
         }
         (b"CL.THROTTLE", Value::Array(values)) => {
-            let values: Vec<i64> = values
-                .iter()
-                .map(|v| match v {
-                    Value::Int(n) => Ok(*n),
-                    other => Err(format!("not an integer: {other:?}")),
-                })
-                .collect::<Result<_, _>>()?;
-            let [limited, limit, remaining, retry_after, reset_after] = values[..] else {
-                return Err(format!("reply {values:?}"));
-            };
             let max_burst = integer_of(&call[2]).ok_or("a success with a bad max_burst")?;
-            let fine = (0..=1).contains(&limited)
-                && limit == max_burst + 1
-                && (0..=limit).contains(&remaining)
-                && retry_after >= -1
-                && (limited == 1 || retry_after == -1)
-                && reset_after >= 0;
-            if !fine {
-                return Err(format!("reply {values:?}"));
-            }
+            let limited = check_cell(values, max_burst)?;
             // An allowed call that took something left a TAT in ns.
             let taken = call.get(5).map_or(Some(1), |q| integer_of(q)) != Some(0);
-            if limited == 0 && taken && stored(con).is_none_or(|tat| tat <= 0) {
+            if !limited && taken && stored(con).is_none_or(|tat| tat <= 0) {
                 return Err(format!("reply {values:?} but GET {:?}", stored(con)));
+            }
+        }
+        (b"CL.THROTTLEALL", Value::Array(values)) => {
+            let [Value::Int(limited), Value::Int(retry_after), cells @ ..] = &values[..] else {
+                return Err(format!("reply {values:?}"));
+            };
+            let keys = keys_of(call);
+            if cells.len() != keys.len() || !(0..=1).contains(limited) {
+                return Err(format!("{} keys, reply {values:?}", keys.len()));
+            }
+            if *limited == 0 && *retry_after != -1 {
+                return Err(format!("allowed with a retry: {values:?}"));
+            }
+            for (i, cell) in cells.iter().enumerate() {
+                let Value::Array(cell) = cell else {
+                    return Err(format!("reply {values:?}"));
+                };
+                let max_burst = integer_of(&call[3 + 4 * i]).ok_or("a bad max_burst")?;
+                let refused = check_cell(cell, max_burst)?;
+                if refused && *limited == 0 {
+                    return Err(format!("allowed, yet limiter {i} refused: {values:?}"));
+                }
             }
         }
         _ => return Err(format!("unexpected reply {reply:?}")),
@@ -434,7 +494,11 @@ fn random_calls_never_crash_and_errors_change_nothing() {
                 describe(&call)
             )
         };
-        let before = key_state(&mut con, &call[1]);
+        let keys = keys_of(&call);
+        let states = |con: &mut Connection| -> Vec<Value> {
+            keys.iter().map(|key| key_state(con, key)).collect()
+        };
+        let before = states(&mut con);
         let mut command = redis::cmd(std::str::from_utf8(&call[0]).unwrap());
         for arg in &call[1..] {
             command.arg(arg.as_slice());
@@ -454,7 +518,7 @@ fn random_calls_never_crash_and_errors_change_nothing() {
                 if !matches!(error.code(), Some("ERR" | "WRONGTYPE" | "BUSYKEY")) {
                     fail(format!("not an ERR, WRONGTYPE or BUSYKEY error: {text}"));
                 }
-                let after = key_state(&mut con, &call[1]);
+                let after = states(&mut con);
                 if before != after {
                     fail(format!(
                         "error {text} changed the key: {before:?} -> {after:?}"

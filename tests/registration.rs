@@ -33,15 +33,24 @@ fn command_getkeys_finds_the_one_key() {
     let mut con = server.con();
     let calls = commands::COMMANDS
         .iter()
-        .map(|spec| [spec.name].iter().chain(spec.example).copied().collect())
-        .chain([vec!["CL.THROTTLE", "{user:7}:api", "15", "30", "60", "2"]]);
-    for args in calls {
+        .map(|spec| {
+            let keys: Vec<&str> = spec.keys_at.iter().map(|&at| spec.example[at]).collect();
+            (
+                [spec.name].iter().chain(spec.example).copied().collect(),
+                keys,
+            )
+        })
+        .chain([(
+            vec!["CL.THROTTLE", "{user:7}:api", "15", "30", "60", "2"],
+            vec!["{user:7}:api"],
+        )]);
+    for (args, expected) in calls {
         let keys: Vec<String> = redis::cmd("COMMAND")
             .arg("GETKEYS")
             .arg(&args)
             .query(&mut con)
             .unwrap();
-        assert_eq!(keys, [args[1]], "{args:?}");
+        assert_eq!(keys, expected, "{args:?}");
     }
 }
 
@@ -93,7 +102,7 @@ fn command_info_has_arity_flags_and_key_positions() {
         assert_eq!(got, want, "{name} flags");
         assert_eq!(
             &info[3..6],
-            &[Value::Int(1), Value::Int(1), Value::Int(1)],
+            &spec.range.map(Value::Int),
             "{name} key positions"
         );
     }
@@ -122,6 +131,18 @@ fn command_docs_describe_every_argument() {
         ("coupon.info", &["key"][..]),
         ("coupon.claims", &["key", "from", "count"][..]),
         ("coupon.apply", &["key", "op"][..]),
+        (
+            "cl.throttleall",
+            &[
+                "numkeys",
+                "limiter",
+                "key",
+                "max_burst",
+                "count",
+                "period",
+                "quantity",
+            ][..],
+        ),
     ];
     for (name, args) in expected {
         let docs: Value = redis::cmd("COMMAND")
@@ -246,6 +267,9 @@ fn info_guard_lists_every_counter() {
         "throttle_calls",
         "throttle_allowed",
         "throttle_limited",
+        "throttle_all_calls",
+        "throttle_all_allowed",
+        "throttle_all_limited",
     ];
     for section in ["guard", "modules", "everything"] {
         let info: String = redis::cmd("INFO").arg(section).query(&mut con).unwrap();

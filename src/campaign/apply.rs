@@ -6,7 +6,7 @@
 //! import client; any other client gets an error.
 
 use super::{effect, pipeline};
-use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
+use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, ErrorReply, Reply};
 
 pub const COMMAND: Command = Command {
@@ -14,7 +14,7 @@ pub const COMMAND: Command = Command {
     flags: c"write",
     acl_categories: c"write slow",
     arity: -4,
-    key: KeyAccess::UPDATE,
+    keys: Keys::One(KeyAccess::UPDATE),
     summary: c"Replays a campaign's effects from the primary or the AOF; refused from clients.",
     complexity: c"O(N log M) for N effects on a campaign of M claims.",
     args: &[ArgDoc::KEY, ArgDoc::string(c"op").multiple()],

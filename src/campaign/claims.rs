@@ -6,7 +6,7 @@ use super::encoding::CAMPAIGN;
 use super::pipeline::NO_SUCH_CAMPAIGN;
 use super::store::ClaimState;
 use crate::args;
-use crate::redis::{callback, Arg, ArgDoc, Command, CommandKey, Ctx, Handler, KeyAccess};
+use crate::redis::{callback, Arg, ArgDoc, Command, CommandKey, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, ErrorReply, Reply};
 
 pub const COMMAND: Command = Command {
@@ -14,7 +14,7 @@ pub const COMMAND: Command = Command {
     flags: c"readonly",
     acl_categories: c"read slow",
     arity: -2,
-    key: KeyAccess::READ,
+    keys: Keys::One(KeyAccess::READ),
     summary: c"Live claims from FROM in order, at most COUNT: [claim, user, state, expiry, id].",
     complexity: c"O(log N + COUNT), plus expired holds not yet reclaimed on the way.",
     args: &[

@@ -3,7 +3,7 @@
 use super::claim_number;
 use super::{pipeline, rules};
 use crate::args;
-use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
+use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, Reply};
 
 pub const COMMAND: Command = Command {
@@ -11,7 +11,7 @@ pub const COMMAND: Command = Command {
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: 3,
-    key: KeyAccess::UPDATE,
+    keys: Keys::One(KeyAccess::UPDATE),
     summary: c"Confirms a held claim: 1 confirmed now, 0 already confirmed, -3 no live claim.",
     complexity: c"O(log N) for N live claims.",
     args: &[ArgDoc::KEY, ArgDoc::integer(c"claim")],

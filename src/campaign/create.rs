@@ -3,7 +3,7 @@
 use super::effect::Settings;
 use super::pipeline;
 use crate::args;
-use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
+use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, ErrorReply, Reply};
 
 pub const COMMAND: Command = Command {
@@ -11,7 +11,7 @@ pub const COMMAND: Command = Command {
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: -3,
-    key: KeyAccess::INSERT,
+    keys: Keys::One(KeyAccess::INSERT),
     summary: c"Creates a campaign: at most limit live claims, PERUSER each, holds of HOLD s.",
     complexity: c"O(1)",
     args: &[

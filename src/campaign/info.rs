@@ -2,7 +2,7 @@
 
 use super::encoding::CAMPAIGN;
 use super::pipeline::NO_SUCH_CAMPAIGN;
-use crate::redis::{callback, Arg, ArgDoc, Command, CommandKey, Ctx, Handler, KeyAccess};
+use crate::redis::{callback, Arg, ArgDoc, Command, CommandKey, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, Reply};
 
 pub const COMMAND: Command = Command {
@@ -10,7 +10,7 @@ pub const COMMAND: Command = Command {
     flags: c"readonly fast",
     acl_categories: c"read fast",
     arity: 2,
-    key: KeyAccess::READ,
+    keys: Keys::One(KeyAccess::READ),
     summary: c"A campaign's settings and counts: confirmed, held, available, expired...",
     complexity: c"O(N / 512) for N held claims.",
     args: &[ArgDoc::KEY],

@@ -4,7 +4,7 @@
 use super::claim_number;
 use super::{pipeline, rules};
 use crate::args;
-use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
+use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, Reply};
 
 pub const COMMAND: Command = Command {
@@ -12,7 +12,7 @@ pub const COMMAND: Command = Command {
     flags: c"write fast",
     acl_categories: c"write fast",
     arity: 3,
-    key: KeyAccess::DELETE,
+    keys: Keys::One(KeyAccess::DELETE),
     summary: c"Releases a live claim, held or confirmed: 1 released, 0 no live claim.",
     complexity: c"O(log N) for N live claims.",
     args: &[ArgDoc::KEY, ArgDoc::integer(c"claim")],

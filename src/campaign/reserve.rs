@@ -3,7 +3,7 @@
 
 use super::{pipeline, rules};
 use crate::args;
-use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
+use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, ErrorReply, Reply};
 
 pub const COMMAND: Command = Command {
@@ -11,7 +11,7 @@ pub const COMMAND: Command = Command {
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: -3,
-    key: KeyAccess::UPDATE,
+    keys: Keys::One(KeyAccess::UPDATE),
     summary:
         c"Holds a place for user until the hold ends: [claim, expires_at_ms], [-1, 0] or [-2, 0].",
     complexity: c"O(log N) for N claims.",

@@ -5,7 +5,7 @@
 use super::backend;
 use super::rules::Coupon;
 use crate::args;
-use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
+use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
 
@@ -14,7 +14,7 @@ pub const COMMAND: Command = Command {
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: 4,
-    key: KeyAccess::INSERT,
+    keys: Keys::One(KeyAccess::INSERT),
     summary: c"Issues one coupon per user, at most limit: rank, -1 (holds one) or -2 (sold out).",
     complexity: c"O(1)",
     args: &[

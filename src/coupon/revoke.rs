@@ -3,7 +3,7 @@
 
 use super::backend;
 use crate::args;
-use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
+use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
 
@@ -12,7 +12,7 @@ pub const COMMAND: Command = Command {
     flags: c"write fast",
     acl_categories: c"write fast",
     arity: 3,
-    key: KeyAccess::DELETE,
+    keys: Keys::One(KeyAccess::DELETE),
     summary: c"Takes a user's coupon back, freeing its place.",
     complexity: c"O(1)",
     args: &[ArgDoc::KEY, ArgDoc::string(c"user")],

@@ -4,7 +4,7 @@
 use super::rules::{self, Refund};
 use crate::args;
 use crate::redis::{
-    callback, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, Handler, KeyAccess,
+    callback, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, Handler, KeyAccess, Keys,
 };
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
@@ -14,7 +14,7 @@ pub const COMMAND: Command = Command {
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: 3,
-    key: KeyAccess::UPDATE,
+    keys: Keys::One(KeyAccess::UPDATE),
     summary: c"Subtracts from a counter without going below 0, keeping its TTL.",
     complexity: c"O(1)",
     args: &[ArgDoc::KEY, ArgDoc::integer(c"amount")],

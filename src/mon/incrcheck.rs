@@ -4,7 +4,7 @@
 use super::rules;
 use crate::args;
 use crate::redis::{
-    callback, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, Handler, KeyAccess,
+    callback, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, Handler, KeyAccess, Keys,
 };
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
@@ -14,7 +14,7 @@ pub const COMMAND: Command = Command {
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: -5,
-    key: KeyAccess::UPDATE,
+    keys: Keys::One(KeyAccess::UPDATE),
     summary: c"Adds to a windowed counter and reports the highest threshold this call crossed.",
     complexity: c"O(N) where N is the number of thresholds (at most 32).",
     args: &[

@@ -105,6 +105,15 @@ pub trait Handler {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult;
 }
 
+/// A command that names its keys itself (see [`Keys::Counted`]): where
+/// they are in a call's arguments, for the server's key-position requests
+/// (COMMAND GETKEYS, Cluster routing, ACL key patterns). Whatever the
+/// arguments, it must not panic; positions past the end are left out.
+pub trait FindsKeys: Handler {
+    /// Positions in `args` (`args[0]` is the name) and how each is used.
+    fn key_positions(args: &[Arg<'_>]) -> Vec<(usize, KeyAccess)>;
+}
+
 type Callback =
     extern "C" fn(*mut raw::RedisModuleCtx, *mut *mut raw::RedisModuleString, c_int) -> c_int;
 
@@ -143,6 +152,39 @@ pub extern "C" fn callback<H: Handler>(
                 "ERR redis-guard internal error (caught a panic)",
             )),
         );
+    }
+    raw::REDISMODULE_OK as c_int
+}
+
+/// The C entry of a command that finds its own keys: a key-position
+/// request gets the positions, any other call runs the command.
+pub extern "C" fn callback_finding_keys<H: FindsKeys>(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+) -> c_int {
+    // SAFETY: ctx is the context of this call, as Redis passed it.
+    let asks_keys =
+        !ctx.is_null() && unsafe { raw::RedisModule_IsKeysPositionRequest.unwrap()(ctx) } != 0;
+    if !asks_keys {
+        return callback::<H>(ctx, argv, argc);
+    }
+    let args: &[Arg] = match usize::try_from(argc) {
+        // SAFETY: as in `callback`.
+        Ok(len) if !argv.is_null() => unsafe {
+            std::slice::from_raw_parts(argv.cast::<Arg>(), len)
+        },
+        _ => &[],
+    };
+    let positions = catch_unwind(AssertUnwindSafe(|| H::key_positions(args))).unwrap_or_default();
+    for (position, access) in positions {
+        if let Ok(position) = c_int::try_from(position) {
+            // SAFETY: a key-position request on this call's context; the
+            // position is within argc, as `key_positions` promises.
+            unsafe {
+                raw::RedisModule_KeyAtPosWithFlags.unwrap()(ctx, position, access.0 as c_int)
+            };
+        }
     }
     raw::REDISMODULE_OK as c_int
 }
@@ -228,6 +270,19 @@ impl KeyAccess {
     pub const DELETE: KeyAccess = KeyAccess(Self::RW | raw::REDISMODULE_CMD_KEY_DELETE);
 }
 
+/// The keys a command names, as its key specs tell Redis.
+#[derive(Clone, Copy)]
+pub enum Keys {
+    /// One key, at argv[1].
+    One(KeyAccess),
+    /// `numkeys` at argv[1], then a key every `step` arguments from
+    /// argv[2], options after them. Redis 7.0 to 8.2 and Valkey 8 find only
+    /// the first keys of such a key spec, so it is marked incomplete and the
+    /// command answers the server's key-position requests itself
+    /// (`getkeys-api`, see [`FindsKeys`]).
+    Counted { access: KeyAccess, step: i32 },
+}
+
 /// One argument as `COMMAND DOCS` shows it.
 pub struct ArgDoc {
     name: &'static CStr,
@@ -235,6 +290,8 @@ pub struct ArgDoc {
     flags: u32,
     /// The option word before the value (`HOLD seconds`).
     token: Option<&'static CStr>,
+    /// A block's arguments (`key max_burst count period`).
+    subargs: &'static [ArgDoc],
 }
 
 impl ArgDoc {
@@ -249,6 +306,18 @@ impl ArgDoc {
             kind,
             flags: 0,
             token: None,
+            subargs: &[],
+        }
+    }
+
+    /// Arguments that come together, as one (often repeated) group.
+    pub const fn block(name: &'static CStr, subargs: &'static [ArgDoc]) -> ArgDoc {
+        ArgDoc {
+            subargs,
+            ..ArgDoc::new(
+                name,
+                raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK,
+            )
         }
     }
 
@@ -301,7 +370,7 @@ pub struct Command {
     pub acl_categories: &'static CStr,
     /// Negative: at least that many arguments, the name included.
     pub arity: i32,
-    pub key: KeyAccess,
+    pub keys: Keys,
     pub summary: &'static CStr,
     pub complexity: &'static CStr,
     /// After the name, in order; the key first.
@@ -338,14 +407,25 @@ impl Command {
         // context; the arrays handed to SetCommandInfo end with the zeroed
         // entry Redis expects and outlive the call, which copies them.
         unsafe {
+            // A key per step after numkeys: no first/last/step range can say
+            // it (as for EVAL); the key spec and the callback do.
+            let (flags, range) = match self.keys {
+                Keys::One(_) => (self.flags.to_owned(), 1),
+                Keys::Counted { .. } => {
+                    let mut flags = self.flags.to_bytes().to_vec();
+                    flags.extend_from_slice(b" getkeys-api");
+                    let flags = CString::new(flags).map_err(|_| format!("{name}: flags"))?;
+                    (flags, 0)
+                }
+            };
             let created = raw::RedisModule_CreateCommand.unwrap()(
                 ctx,
                 self.name.as_ptr(),
                 Some(self.callback),
-                self.flags.as_ptr(),
-                1,
-                1,
-                1,
+                flags.as_ptr(),
+                range,
+                range,
+                range,
             );
             if created != raw::REDISMODULE_OK as c_int {
                 return Err(format!("could not create {name}"));
@@ -355,9 +435,8 @@ impl Command {
                 return Err(format!("could not find {name} after creating it"));
             }
             let mut key_specs = [self.key_spec(), std::mem::zeroed()];
-            let mut args: Vec<raw::RedisModuleCommandArg> =
-                self.args.iter().map(|doc| doc.to_raw()).collect();
-            args.push(std::mem::zeroed());
+            let mut blocks = Vec::new();
+            let mut args = ArgDoc::to_raw_list(self.args, &mut blocks);
             let mut info = raw::RedisModuleCommandInfo {
                 version: &INFO_VERSION,
                 summary: self.summary.as_ptr(),
@@ -385,30 +464,75 @@ impl Command {
         Ok(())
     }
 
-    /// The one key, at argv[1].
+    /// The key spec: argv[1], or a key every `step` arguments after the
+    /// count at argv[1].
     fn key_spec(&self) -> raw::RedisModuleCommandKeySpec {
+        let index = raw::RedisModuleCommandKeySpec__bindgen_ty_1 {
+            index: raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_1 { pos: 1 },
+        };
+        let (access, find_keys_type, fk) = match self.keys {
+            Keys::One(access) => (
+                access.0,
+                raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE,
+                raw::RedisModuleCommandKeySpec__bindgen_ty_2 {
+                    range: raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 {
+                        lastkey: 0,
+                        keystep: 1,
+                        limit: 0,
+                    },
+                },
+            ),
+            Keys::Counted { access, step } => (
+                access.0 | raw::REDISMODULE_CMD_KEY_INCOMPLETE,
+                raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM,
+                raw::RedisModuleCommandKeySpec__bindgen_ty_2 {
+                    keynum: raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_2 {
+                        keynumidx: 0,
+                        firstkey: 1,
+                        keystep: step,
+                    },
+                },
+            ),
+        };
         raw::RedisModuleCommandKeySpec {
             notes: std::ptr::null(),
-            flags: u64::from(self.key.0),
+            flags: u64::from(access),
             begin_search_type: raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX,
-            bs: raw::RedisModuleCommandKeySpec__bindgen_ty_1 {
-                index: raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_1 { pos: 1 },
-            },
-            find_keys_type: raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE,
-            fk: raw::RedisModuleCommandKeySpec__bindgen_ty_2 {
-                range: raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 {
-                    lastkey: 0,
-                    keystep: 1,
-                    limit: 0,
-                },
-            },
+            bs: index,
+            find_keys_type,
+            fk,
         }
     }
 }
 
 impl ArgDoc {
-    fn to_raw(&self) -> raw::RedisModuleCommandArg {
+    /// `docs` as Redis reads them, ending with the zeroed entry it expects;
+    /// the arrays of blocks are kept in `blocks` (Redis copies them all).
+    fn to_raw_list(
+        docs: &[ArgDoc],
+        blocks: &mut Vec<Vec<raw::RedisModuleCommandArg>>,
+    ) -> Vec<raw::RedisModuleCommandArg> {
+        let mut list: Vec<raw::RedisModuleCommandArg> =
+            docs.iter().map(|doc| doc.to_raw(blocks)).collect();
+        // SAFETY: the all-zero entry is the terminator Redis looks for.
+        list.push(unsafe { std::mem::zeroed() });
+        list
+    }
+
+    fn to_raw(
+        &self,
+        blocks: &mut Vec<Vec<raw::RedisModuleCommandArg>>,
+    ) -> raw::RedisModuleCommandArg {
         let is_key = self.kind == raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY;
+        let subargs = if self.subargs.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            let mut list = ArgDoc::to_raw_list(self.subargs, blocks);
+            // The list's buffer stays where it is once moved into `blocks`.
+            let pointer = list.as_mut_ptr();
+            blocks.push(list);
+            pointer
+        };
         raw::RedisModuleCommandArg {
             name: self.name.as_ptr(),
             type_: self.kind,
@@ -418,7 +542,7 @@ impl ArgDoc {
             since: std::ptr::null(),
             flags: self.flags as c_int,
             deprecated_since: std::ptr::null(),
-            subargs: std::ptr::null_mut(),
+            subargs,
             display_text: std::ptr::null(),
         }
     }

@@ -17,7 +17,9 @@ mod load;
 
 pub use alloc::ModuleAlloc;
 pub use call::SetCall;
-pub use command::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess};
+pub use command::{
+    callback, callback_finding_keys, Arg, ArgDoc, Command, Ctx, FindsKeys, Handler, KeyAccess, Keys,
+};
 pub use datatype::{AofCommand, DataType, ModuleValue, Reader, Writer};
 pub use key::{CommandKey, Effect, EventClass, OpenKey};
 pub use load::load;

@@ -1,13 +1,10 @@
 //! `CL.THROTTLE key max_burst count period [quantity]`: redis-cell's rate
 //! limiter, argument for argument, with effects replicated.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use super::gcra::{self, Rate};
+use super::{now_ns, store};
 use crate::args;
-use crate::redis::{
-    callback, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, Handler, KeyAccess,
-};
+use crate::redis::{callback, Arg, ArgDoc, Command, CommandKey, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
 
@@ -16,7 +13,7 @@ pub const COMMAND: Command = Command {
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: -5,
-    key: KeyAccess::UPDATE,
+    keys: Keys::One(KeyAccess::UPDATE),
     summary: c"GCRA rate limit: count per period, bursts of max_burst + 1, as redis-cell.",
     complexity: c"O(1)",
     args: &[
@@ -28,6 +25,30 @@ pub const COMMAND: Command = Command {
     ],
     callback: callback::<Throttle>,
 };
+
+/// A limiter's `max_burst count period`, each checked as an argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit {
+    pub max_burst: i64,
+    pub count: i64,
+    pub period_s: i64,
+}
+
+impl Limit {
+    pub fn parse<A: AsRef<[u8]>>(max_burst: &A, count: &A, period: &A) -> Result<Self, ErrorReply> {
+        Ok(Limit {
+            max_burst: args::non_negative(max_burst.as_ref(), "max_burst")?,
+            count: args::positive(count.as_ref(), "count")?,
+            period_s: args::positive(period.as_ref(), "period")?,
+        })
+    }
+
+    /// The limiter asked for `quantity`; errors name the argument whose
+    /// product overflows.
+    pub fn rate(&self, quantity: i64) -> Result<Rate, ErrorReply> {
+        Rate::new(self.max_burst, self.count, self.period_s, quantity)
+    }
+}
 
 /// A parsed call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,27 +64,15 @@ impl Throttle {
             [max_burst, count, period, quantity] => (max_burst, count, period, Some(quantity)),
             _ => return Err(args::wrong_arity("cl.throttle")),
         };
-        let max_burst = args::non_negative(max_burst.as_ref(), "max_burst")?;
-        let count = args::positive(count.as_ref(), "count")?;
-        let period = args::positive(period.as_ref(), "period")?;
+        let limit = Limit::parse(max_burst, count, period)?;
         let quantity = match quantity {
             Some(quantity) => args::non_negative(quantity.as_ref(), "quantity")?,
             None => 1,
         };
         Ok(Throttle {
-            rate: Rate::new(max_burst, count, period, quantity)?,
+            rate: limit.rate(quantity)?,
         })
     }
-}
-
-/// The wall clock in ns since the Unix epoch, as redis-cell reads it (the
-/// stored TAT is in this unit; Redis 7.0 offers modules milliseconds only).
-fn now_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| {
-            i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
-        })
 }
 
 impl Handler for Throttle {
@@ -75,15 +84,7 @@ impl Handler for Throttle {
         let decision = gcra::decide(key.read_integer()?, now_ns(), &request.rate)?;
 
         if let Some(stored) = decision.store {
-            key.write_integer(stored.tat_ns)?;
-            key.set_expires_at_ms(stored.expires_at_ms);
-            target.notify(EventClass::String, c"set");
-            target.notify(EventClass::Generic, c"expire");
-            target.replicate(Effect::SetExpiringAt {
-                value: stored.tat_ns,
-                at_ms: stored.expires_at_ms,
-            });
-            target.signal_modified();
+            store(target, &mut key, stored)?;
         }
         if decision.limited {
             stats::THROTTLE_LIMITED.bump();

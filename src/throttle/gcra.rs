@@ -66,6 +66,16 @@ impl Rate {
     }
 }
 
+impl Rate {
+    /// The same limiter asked with quantity 0: its state, unconsumed.
+    pub fn peek(&self) -> Rate {
+        Rate {
+            increment_ns: 0,
+            ..*self
+        }
+    }
+}
+
 /// What CL.THROTTLE answers, and what it stores when it allowed something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Decision {

@@ -1,5 +1,43 @@
 //! CL.THROTTLE: the GCRA rate limiter with redis-cell's arguments, reply
-//! and stored layout, kept as a plain string key.
+//! and stored layout, kept as a plain string key; CL.THROTTLEALL: several
+//! such limiters, all or nothing (`all_or_nothing.rs`, over the same GCRA).
 
+pub mod all_or_nothing;
 pub mod cl_throttle;
+pub mod cl_throttleall;
 pub mod gcra;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::redis::{CommandKey, Effect, EventClass, OpenKey};
+use crate::reply::ErrorReply;
+
+/// The wall clock in ns since the Unix epoch, as redis-cell reads it (the
+/// stored TAT is in this unit; Redis 7.0 offers modules milliseconds only).
+fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
+        })
+}
+
+/// What an allowed request writes to its cell: the TAT, its absolute
+/// expiry, the events, `SET key tat PXAT ms` to replicas and the AOF, the
+/// WATCH signal.
+fn store(
+    target: CommandKey<'_>,
+    key: &mut OpenKey<'_>,
+    stored: gcra::Stored,
+) -> Result<(), ErrorReply> {
+    key.write_integer(stored.tat_ns)?;
+    key.set_expires_at_ms(stored.expires_at_ms);
+    target.notify(EventClass::String, c"set");
+    target.notify(EventClass::Generic, c"expire");
+    target.replicate(Effect::SetExpiringAt {
+        value: stored.tat_ns,
+        at_ms: stored.expires_at_ms,
+    });
+    target.signal_modified();
+    Ok(())
+}

@@ -20,17 +20,28 @@ pub struct Spec {
     /// A valid call's arguments after the name; the key first, hash-tagged
     /// where a family's keys go together.
     pub example: &'static [&'static str],
+    /// Where `example`'s keys are (indexes into it).
+    pub keys_at: &'static [usize],
+    /// COMMAND INFO's first key, last key and step: 0 0 0 where no range
+    /// can say where the keys are (`movablekeys`, as EVAL).
+    pub range: [i64; 3],
 }
+
+/// One key, the first argument.
+const ONE: &[usize] = &[0];
+const FIRST_KEY: [i64; 3] = [1, 1, 1];
 
 const WRITE: &[&str] = &["write", "denyoom", "fast"];
 
-pub const COMMANDS: [Spec; 12] = [
+pub const COMMANDS: [Spec; 13] = [
     Spec {
         name: "MON.INCRCHECK",
         access: Access::Writer,
         arity: -5,
         flags: WRITE,
         example: &["{cust:42}:orders", "1", "60", "3", "5"],
+        keys_at: ONE,
+        range: FIRST_KEY,
     },
     Spec {
         name: "MON.DECRCLAMP",
@@ -38,6 +49,8 @@ pub const COMMANDS: [Spec; 12] = [
         arity: 3,
         flags: WRITE,
         example: &["{cust:42}:amount", "5"],
+        keys_at: ONE,
+        range: FIRST_KEY,
     },
     Spec {
         name: "COUPON.ISSUE",
@@ -45,6 +58,8 @@ pub const COMMANDS: [Spec; 12] = [
         arity: 4,
         flags: WRITE,
         example: &["drop:1", "alice", "100"],
+        keys_at: ONE,
+        range: FIRST_KEY,
     },
     Spec {
         name: "COUPON.REVOKE",
@@ -52,6 +67,8 @@ pub const COMMANDS: [Spec; 12] = [
         arity: 3,
         flags: &["write", "fast"],
         example: &["drop:1", "alice"],
+        keys_at: ONE,
+        range: FIRST_KEY,
     },
     Spec {
         name: "CL.THROTTLE",
@@ -59,6 +76,8 @@ pub const COMMANDS: [Spec; 12] = [
         arity: -5,
         flags: WRITE,
         example: &["{user:7}:api", "15", "30", "60"],
+        keys_at: ONE,
+        range: FIRST_KEY,
     },
     Spec {
         name: "COUPON.CREATE",
@@ -66,6 +85,8 @@ pub const COMMANDS: [Spec; 12] = [
         arity: -3,
         flags: WRITE,
         example: &["sale:2", "100", "PERUSER", "2"],
+        keys_at: ONE,
+        range: FIRST_KEY,
     },
     Spec {
         name: "COUPON.RESERVE",
@@ -73,6 +94,8 @@ pub const COMMANDS: [Spec; 12] = [
         arity: -3,
         flags: WRITE,
         example: &["sale:1", "alice", "HOLD", "60", "ID", "r"],
+        keys_at: ONE,
+        range: FIRST_KEY,
     },
     Spec {
         name: "COUPON.CONFIRM",
@@ -80,6 +103,8 @@ pub const COMMANDS: [Spec; 12] = [
         arity: 3,
         flags: WRITE,
         example: &["sale:1", "1"],
+        keys_at: ONE,
+        range: FIRST_KEY,
     },
     Spec {
         name: "COUPON.RELEASE",
@@ -87,6 +112,8 @@ pub const COMMANDS: [Spec; 12] = [
         arity: 3,
         flags: &["write", "fast"],
         example: &["sale:1", "1"],
+        keys_at: ONE,
+        range: FIRST_KEY,
     },
     Spec {
         name: "COUPON.INFO",
@@ -94,6 +121,8 @@ pub const COMMANDS: [Spec; 12] = [
         arity: 2,
         flags: &["readonly", "fast"],
         example: &["sale:1"],
+        keys_at: ONE,
+        range: FIRST_KEY,
     },
     Spec {
         name: "COUPON.CLAIMS",
@@ -101,6 +130,8 @@ pub const COMMANDS: [Spec; 12] = [
         arity: -2,
         flags: &["readonly"],
         example: &["sale:1", "FROM", "1", "COUNT", "5"],
+        keys_at: ONE,
+        range: FIRST_KEY,
     },
     Spec {
         name: "COUPON.APPLY",
@@ -108,6 +139,29 @@ pub const COMMANDS: [Spec; 12] = [
         arity: -4,
         flags: &["write"],
         example: &["sale:1", "CONFIRM", "1"],
+        keys_at: ONE,
+        range: FIRST_KEY,
+    },
+    Spec {
+        name: "CL.THROTTLEALL",
+        access: Access::Writer,
+        arity: -6,
+        flags: &["write", "denyoom", "fast", "movablekeys"],
+        example: &[
+            "2",
+            "{user:7}:second",
+            "9",
+            "10",
+            "1",
+            "{user:7}:day",
+            "999",
+            "1000",
+            "86400",
+            "QUANTITY",
+            "1",
+        ],
+        keys_at: &[1, 5],
+        range: [0, 0, 0],
     },
 ];
 
