@@ -1,7 +1,8 @@
 //! `make bench`: throughput of the native commands against their ceilings
 //! (INCRBY, SADD), against the same logic as Lua (EVALSHA and FCALL) and,
-//! for CL.THROTTLE, against redis-cell 0.2.2 on a second server, in one
-//! run, with redis-benchmark. Several interleaved rounds,
+//! for CL.THROTTLE, against redis-cell 0.2.2 on a second server; and
+//! CL.THROTTLEALL against separate CL.THROTTLE calls and its Lua twin, as
+//! limiter checks per second; in one run, with redis-benchmark. Several interleaved rounds,
 //! medians, ratios; server cost per call from INFO commandstats and the main
 //! thread's CPU. Writes bench/RESULTS.md and bench/chart.svg.
 
@@ -26,13 +27,15 @@ const INCRCHECK_LUA: &str = include_str!("../bench/scripts/incrcheck.lua");
 const DECRCLAMP_LUA: &str = include_str!("../bench/scripts/decrclamp.lua");
 const COUPON_LUA: &str = include_str!("../bench/scripts/coupon_issue.lua");
 const THROTTLE_LUA: &str = include_str!("../bench/scripts/throttle.lua");
+const THROTTLE_ALL_LUA: &str = include_str!("../bench/scripts/throttle_all.lua");
 
 /// Every Lua twin, by the name its sha and its function go by.
-const SCRIPTS: [(&str, &str); 4] = [
+const SCRIPTS: [(&str, &str); 5] = [
     ("incrcheck", INCRCHECK_LUA),
     ("decrclamp", DECRCLAMP_LUA),
     ("coupon_issue", COUPON_LUA),
     ("throttle", THROTTLE_LUA),
+    ("throttle_all", THROTTLE_ALL_LUA),
 ];
 
 /// One measured command line.
@@ -45,6 +48,8 @@ struct Case {
     /// The commandstats entry that times it.
     stat: &'static str,
     args: Vec<String>,
+    /// Limiter checks a request makes: ratios compare checks per second.
+    checks: f64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -54,6 +59,8 @@ enum Family {
     CouponIssue,
     CouponSoldOut,
     Throttle,
+    /// Two limiters per request, all or nothing.
+    ThrottleAll,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -64,6 +71,8 @@ enum Kind {
     FCall,
     /// The same command from another module (redis-cell), on its own server.
     Peer,
+    /// The same checks as separate calls, one limiter each.
+    Separate,
 }
 
 fn words(line: &str) -> Vec<String> {
@@ -77,14 +86,20 @@ fn cases(shas: &HashMap<&str, String>) -> Vec<Case> {
         kind,
         stat,
         args: words(&line),
+        checks: 1.0,
+    };
+    let two_checks = |case: Case| Case {
+        checks: 2.0,
+        ..case
     };
     use Family::*;
     use Kind::*;
-    let (incr, decr, coupon, throttle) = (
+    let (incr, decr, coupon, throttle, throttle_all) = (
         &shas["incrcheck"],
         &shas["decrclamp"],
         &shas["coupon_issue"],
         &shas["throttle"],
+        &shas["throttle_all"],
     );
     // A per-user API limiter (1 a minute, bursts of 101) whose keys live
     // for the whole run: every call takes the allowed path, which writes.
@@ -230,6 +245,31 @@ fn cases(shas: &HashMap<&str, String>) -> Vec<Case> {
             "fcall",
             format!("FCALL throttle 1 fnthr:__rand_int__ {limiter}"),
         ),
+        // Layered limits of one user: per minute and per day.
+        two_checks(case(
+            "CL.THROTTLEALL (2 limiters)",
+            ThrottleAll,
+            Native,
+            "cl.throttleall",
+            "CL.THROTTLEALL 2 alls:__rand_int__ 100 1 60 alld:__rand_int__ 1000 1 86400".into(),
+        )),
+        case(
+            "CL.THROTTLE (one limiter a call)",
+            ThrottleAll,
+            Separate,
+            "cl.throttle",
+            format!("CL.THROTTLE sep:__rand_int__ {limiter}"),
+        ),
+        two_checks(case(
+            "EVALSHA throttle_all.lua (2 limiters)",
+            ThrottleAll,
+            EvalSha,
+            "evalsha",
+            format!(
+                "EVALSHA {throttle_all} 2 luaalls:__rand_int__ luaalld:__rand_int__ \
+                 1 100 1 60 1000 1 86400"
+            ),
+        )),
     ]
 }
 
@@ -417,7 +457,21 @@ fn memory(con: &mut Connection) -> Vec<(i64, i64, i64)> {
 
 /// Every round's sample of each (case, pipeline), in round order.
 /// The issue's targets: (label, family, pipeline, compared with, ratio wanted).
-const TARGETS: [(&str, Family, u32, Kind, f64); 9] = [
+const TARGETS: [(&str, Family, u32, Kind, f64); 11] = [
+    (
+        "CL.THROTTLEALL / EVALSHA twin, checks/s, -P 16",
+        Family::ThrottleAll,
+        16,
+        Kind::EvalSha,
+        2.0,
+    ),
+    (
+        "CL.THROTTLEALL / separate CL.THROTTLE calls, checks/s, -P 16",
+        Family::ThrottleAll,
+        16,
+        Kind::Separate,
+        1.3,
+    ),
     (
         "CL.THROTTLE / redis-cell, -P 16",
         Family::Throttle,
@@ -489,9 +543,10 @@ fn median_of(results: &Results, at: (usize, u32), field: fn(&Sample) -> f64) -> 
     median(results[&at].iter().map(field).collect())
 }
 
-/// The median over rounds of this case's rps over its family's `kind` rps
-/// in the same round: rounds are minutes apart on a noisy machine, so only
-/// neighbours are compared.
+/// The median over rounds of this case's limiter checks per second (rps
+/// for all but the rows that check several limiters a request) over its
+/// family's `kind` in the same round: rounds are minutes apart on a noisy
+/// machine, so only neighbours are compared.
 fn ratio(
     results: &Results,
     cases: &[Case],
@@ -504,10 +559,11 @@ fn ratio(
         .iter()
         .position(|c| c.family == family && c.kind == kind)?;
     let (mine, theirs) = (&results[&(index, pipeline)], &results[&(other, pipeline)]);
+    let (my_checks, their_checks) = (cases[index].checks, cases[other].checks);
     Some(median(
         mine.iter()
             .zip(theirs)
-            .map(|(a, b)| a.rps / b.rps)
+            .map(|(a, b)| (a.rps * my_checks) / (b.rps * their_checks))
             .collect(),
     ))
 }
@@ -623,14 +679,19 @@ fn chart(cases: &[Case], results: &Results) -> String {
              ceiling (INCRBY / SADD)</text>\n",
         label_width + bar_width + 80
     );
-    for (i, case) in cases.iter().enumerate() {
-        let ratio = ratio(results, cases, i, 16, Kind::Ceiling).unwrap_or(0.0);
+    // Families with a ceiling (not CL.THROTTLEALL, compared in checks).
+    let charted = cases
+        .iter()
+        .enumerate()
+        .filter_map(|(i, case)| Some((case, ratio(results, cases, i, 16, Kind::Ceiling)?)));
+    for (i, (case, ratio)) in charted.enumerate() {
         let colour = match case.kind {
             Kind::Ceiling => "#9e9e9e",
             Kind::Native => "#2e7d32",
             Kind::EvalSha => "#c62828",
             Kind::FCall => "#ef6c00",
             Kind::Peer => "#1565c0",
+            Kind::Separate => "#6d4c41",
         };
         let y = 40 + i * row;
         let width = (ratio.min(1.5) / 1.5 * bar_width as f64) as usize;
@@ -712,7 +773,9 @@ fn main() {
             for (i, case) in cases.iter().enumerate() {
                 let sample = match (case.family, case.kind) {
                     (_, Kind::Peer) => run(&peer, &mut peer_con, case, pipeline),
-                    (Family::Throttle, _) => run(&throttle, &mut throttle_con, case, pipeline),
+                    (Family::Throttle | Family::ThrottleAll, _) => {
+                        run(&throttle, &mut throttle_con, case, pipeline)
+                    }
                     _ => run(&server, &mut con, case, pipeline),
                 };
                 eprintln!(
