@@ -61,19 +61,31 @@ fn run(command: &mut Command, what: &str) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
-#[test]
-fn the_redis_py_snippet_runs() {
-    assert_in_readme("redis_py.py");
+/// Runs the Python snippet `name` (shown verbatim in the README) against
+/// a fresh server; what it printed.
+fn run_python(name: &str) -> String {
+    assert_in_readme(name);
     let server = Server::start();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/redis_py.py");
-    let printed = run(
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/clients")
+        .join(name);
+    run(
         Command::new("python3")
             .arg(script)
             .env("PYTHONPATH", clients().join("python"))
             .env("REDIS_URL", server.url()),
-        "redis-py snippet",
-    );
-    assert_eq!(printed.trim(), EXPECTED);
+        name,
+    )
+}
+
+#[test]
+fn the_redis_py_snippet_runs() {
+    assert_eq!(run_python("redis_py.py").trim(), EXPECTED);
+}
+
+#[test]
+fn the_layered_limits_snippet_runs() {
+    assert_eq!(run_python("layered_limits.py").trim(), "0 9 999");
 }
 
 /// A folder inside the Node install, so that `import` finds its packages.
