@@ -3,7 +3,7 @@
 //!
 //! Layout: `redis/` owns the Redis module API (every `unsafe` is there);
 //! each command family is a folder (`mon/`, `coupon/`, `campaign/`,
-//! `throttle/`) where a command is one file (metadata, parsing, handler)
+//! `throttle/`, `window/`) where a command is one file (metadata, parsing, handler)
 //! beside the family's pure decisions (`rules.rs`, `model.rs`, `gcra.rs`);
 //! `args`, `integer` and `reply` are the shared pure parts; `stats` the
 //! INFO counters; `tape` an in-memory RDB for tests and fuzz targets.
@@ -19,6 +19,7 @@ pub mod stats;
 pub mod tape;
 mod test_panic;
 pub mod throttle;
+pub mod window;
 
 use redis::Command;
 /// The encoding interface of module values, for tests and fuzz targets
@@ -26,7 +27,7 @@ use redis::Command;
 pub use redis::{ModuleValue, Reader, Writer};
 
 /// Every command the module registers.
-const COMMANDS: [&Command; 13] = [
+const COMMANDS: [&Command; 16] = [
     &mon::incrcheck::COMMAND,
     &mon::decrclamp::COMMAND,
     &coupon::issue::COMMAND,
@@ -40,6 +41,9 @@ const COMMANDS: [&Command; 13] = [
     &campaign::apply::COMMAND,
     &throttle::cl_throttle::COMMAND,
     &throttle::cl_throttleall::COMMAND,
+    &window::slidecheck::COMMAND,
+    &window::apply::COMMAND,
+    &mon::distinct::COMMAND,
 ];
 
 /// Module start. The one module argument, `test-panic-command`, adds a
@@ -56,7 +60,11 @@ fn init(ctx: &redis_module::Context, args: &[redis_module::RedisString]) -> redi
             }
         }
     }
-    match redis::load(ctx, &[&campaign::encoding::CAMPAIGN], &commands) {
+    match redis::load(
+        ctx,
+        &[&campaign::encoding::CAMPAIGN, &window::encoding::WINDOW],
+        &commands,
+    ) {
         Ok(()) => redis_module::Status::Ok,
         Err(message) => {
             ctx.log_warning(&format!("redis-guard: {message}"));

@@ -38,6 +38,12 @@ pub static MON_DECRCLAMP_CALLS: Counter = Counter::new();
 pub static MON_CLAMPS: Counter = Counter::new();
 /// Sum of the excess those clamps swallowed.
 pub static MON_CLAMPED_AMOUNT: Counter = Counter::new();
+/// MON.SLIDECHECK calls, and its replies with level > 0.
+pub static MON_SLIDECHECK_CALLS: Counter = Counter::new();
+pub static MON_SLIDE_CROSSINGS: Counter = Counter::new();
+/// MON.DISTINCT calls, and its replies with level > 0.
+pub static MON_DISTINCT_CALLS: Counter = Counter::new();
+pub static MON_DISTINCT_CROSSINGS: Counter = Counter::new();
 pub static COUPON_ISSUE_CALLS: Counter = Counter::new();
 pub static COUPON_ISSUED: Counter = Counter::new();
 pub static COUPON_DUPLICATES: Counter = Counter::new();
@@ -58,12 +64,16 @@ pub static THROTTLE_ALL_ALLOWED: Counter = Counter::new();
 pub static THROTTLE_ALL_LIMITED: Counter = Counter::new();
 
 /// Every counter with its INFO field name, in the order INFO prints them.
-pub const FIELDS: [(&str, &Counter); 20] = [
+pub const FIELDS: [(&str, &Counter); 24] = [
     ("mon_incrcheck_calls", &MON_INCRCHECK_CALLS),
     ("mon_crossings", &MON_CROSSINGS),
     ("mon_decrclamp_calls", &MON_DECRCLAMP_CALLS),
     ("mon_clamps", &MON_CLAMPS),
     ("mon_clamped_amount", &MON_CLAMPED_AMOUNT),
+    ("mon_slidecheck_calls", &MON_SLIDECHECK_CALLS),
+    ("mon_slide_crossings", &MON_SLIDE_CROSSINGS),
+    ("mon_distinct_calls", &MON_DISTINCT_CALLS),
+    ("mon_distinct_crossings", &MON_DISTINCT_CROSSINGS),
     ("coupon_issue_calls", &COUPON_ISSUE_CALLS),
     ("coupon_issued", &COUPON_ISSUED),
     ("coupon_duplicates", &COUPON_DUPLICATES),

@@ -5,7 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 use redis_guard::coupon::{issue::Issue, revoke::Revoke};
 use redis_guard::integer;
-use redis_guard::mon::{decrclamp::DecrClamp, incrcheck, incrcheck::IncrCheck};
+use redis_guard::mon::{decrclamp::DecrClamp, incrcheck::IncrCheck, thresholds};
 use redis_guard::reply::ErrorReply;
 use redis_guard::throttle::cl_throttle::Throttle;
 
@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
         Ok(request) => {
             let thresholds = request.thresholds.as_slice();
             assert!(request.increment > 0);
-            assert!((1..=incrcheck::MAX_THRESHOLDS).contains(&thresholds.len()));
+            assert!((1..=thresholds::MAX_THRESHOLDS).contains(&thresholds.len()));
             assert!(thresholds.iter().all(|t| *t > 0));
             assert!(thresholds.windows(2).all(|w| w[0] < w[1]));
             let window = integer::parse(parts[1]).unwrap();

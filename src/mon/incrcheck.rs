@@ -2,6 +2,7 @@
 //! a windowed counter and reports the first crossing of a threshold.
 
 use super::rules;
+use super::thresholds::Thresholds;
 use crate::args;
 use crate::redis::{
     callback, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, Handler, KeyAccess, Keys,
@@ -26,9 +27,6 @@ pub const COMMAND: Command = Command {
     callback: callback::<IncrCheck>,
 };
 
-/// Most thresholds one call may carry.
-pub const MAX_THRESHOLDS: usize = 32;
-
 /// A parsed call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IncrCheck {
@@ -36,49 +34,6 @@ pub struct IncrCheck {
     /// Absolute expiry (unix ms) the window gets if the key has no TTL.
     pub window_expires_at_ms: i64,
     pub thresholds: Thresholds,
-}
-
-/// 1 to 32 positive, strictly increasing integers, kept inline (no heap:
-/// this is a hot path).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Thresholds {
-    values: [i64; MAX_THRESHOLDS],
-    len: usize,
-}
-
-impl Thresholds {
-    pub fn as_slice(&self) -> &[i64] {
-        &self.values[..self.len]
-    }
-
-    fn parse<A: AsRef<[u8]>>(args: &[A]) -> Result<Self, ErrorReply> {
-        if args.len() > MAX_THRESHOLDS {
-            return Err(ErrorReply::new(
-                "ERR too many threshold values (at most 32)",
-            ));
-        }
-        let mut thresholds = Thresholds {
-            values: [0; MAX_THRESHOLDS],
-            len: 0,
-        };
-        for (index, arg) in args.iter().enumerate() {
-            let position = index + 1;
-            let value = args::positive(arg.as_ref(), format_args!("threshold #{position}"))?;
-            if thresholds
-                .as_slice()
-                .last()
-                .is_some_and(|&last| value <= last)
-            {
-                return Err(ErrorReply::owned(format!(
-                    "ERR threshold #{position} must be greater than #{index}: \
-                     threshold values must be strictly increasing"
-                )));
-            }
-            thresholds.values[index] = value;
-            thresholds.len = position;
-        }
-        Ok(thresholds)
-    }
 }
 
 impl IncrCheck {

@@ -1,6 +1,10 @@
-//! MON.INCRCHECK and MON.DECRCLAMP: counters in a time window, kept as
-//! plain string keys.
+//! The velocity checks: MON.INCRCHECK and MON.DECRCLAMP (counters in a
+//! time window, plain string keys) and MON.DISTINCT (distinct members on
+//! a sorted set). MON.SLIDECHECK's sliding windows are a module type of
+//! their own, in `window/`. `thresholds.rs` is their shared threshold list.
 
 pub mod decrclamp;
+pub mod distinct;
 pub mod incrcheck;
 pub mod rules;
+pub mod thresholds;

@@ -15,6 +15,30 @@ pub fn crossing_level(prev: i64, current: i64, thresholds: &[i64]) -> usize {
         .map_or(0, |index| index + 1)
 }
 
+/// What MON.DISTINCT answers: the distinct members after the call, and
+/// the highest threshold the count crossed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Distinct {
+    pub count: i64,
+    pub level: usize,
+}
+
+/// `prev`: the members after the aged ones were dropped, before this
+/// member was added; `added`: the member was new (not a re-score).
+pub fn distinct(prev: i64, added: bool, thresholds: &[i64]) -> Distinct {
+    let count = prev + i64::from(added);
+    Distinct {
+        count,
+        level: crossing_level(prev, count, thresholds),
+    }
+}
+
+/// The score at or below which a member has aged out at `now`: last seen
+/// `window` or longer ago.
+pub fn distinct_cutoff(now_ms: i64, window_ms: i64) -> i64 {
+    now_ms - window_ms
+}
+
 /// What MON.INCRCHECK does to a counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Count {
@@ -79,6 +103,15 @@ pub fn refund(current: Option<i64>, amount: i64) -> Refund {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_member_can_cross_a_re_score_cannot() {
+        assert_eq!(distinct(2, true, &[3, 5]), Distinct { count: 3, level: 1 });
+        assert_eq!(distinct(3, false, &[3, 5]), Distinct { count: 3, level: 0 });
+        // A count that fell back below a threshold reports it again.
+        assert_eq!(distinct(2, true, &[3]).level, 1);
+        assert_eq!(distinct_cutoff(1_000_060_000, 60_000), 1_000_000_000);
+    }
 
     #[test]
     fn one_threshold_is_reported_once_on_the_call_that_reaches_it() {

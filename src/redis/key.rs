@@ -309,6 +309,19 @@ impl OpenKey<'_> {
         Ok(())
     }
 
+    /// A sorted set's cardinality without a nested call: 0 for a missing
+    /// key, WRONGTYPE for anything but a sorted set.
+    pub fn zset_len(&self) -> Result<i64, ErrorReply> {
+        match self.key_type() as isize {
+            raw::REDISMODULE_KEYTYPE_EMPTY => Ok(0),
+            // SAFETY: an open sorted-set key.
+            raw::REDISMODULE_KEYTYPE_ZSET => {
+                Ok(unsafe { raw::RedisModule_ValueLength.unwrap()(self.handle.as_ptr()) } as i64)
+            }
+            _ => Err(WRONGTYPE),
+        }
+    }
+
     /// A set's cardinality without a nested call: 0 for a missing key,
     /// WRONGTYPE for anything but a set.
     pub fn set_len(&self) -> Result<i64, ErrorReply> {

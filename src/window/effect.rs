@@ -1,0 +1,184 @@
+//! What changes a sliding window, and the one wire format those changes
+//! travel in: the arguments of `MON.APPLY key op [op ...]`, which the
+//! primary propagates, a rewritten AOF holds and Valkey's atomic slot
+//! migration replays. Every op carries absolute bucket numbers and times.
+//!
+//! Ops: `CREATE window_ms buckets`, `ADD bucket amount`, `REPORT threshold
+//! at_ms`, `PEXPIREAT at_ms` (the key's expiry, applied to the key).
+
+use std::ffi::CStr;
+
+use crate::integer;
+
+/// The command that carries effects.
+pub const APPLY_COMMAND: &CStr = c"MON.APPLY";
+
+/// Most buckets a window may be cut into.
+pub const MAX_BUCKETS: i64 = 3600;
+
+/// A window's length and its cut, fixed when the key is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub window_ms: i64,
+    pub buckets: i64,
+}
+
+impl Shape {
+    /// One bucket's length in ms.
+    pub fn bucket_ms(&self) -> i64 {
+        self.window_ms / self.buckets
+    }
+
+    /// Could MON.SLIDECHECK have made it, whatever its clock said? A whole
+    /// number of seconds, 1 to 3600 buckets of whole milliseconds.
+    pub fn check(&self) -> Result<(), &'static str> {
+        if self.window_ms < 1000 || self.window_ms % 1000 != 0 {
+            return Err("the window is not a whole number of seconds");
+        }
+        if !(1..=MAX_BUCKETS).contains(&self.buckets) || self.window_ms % self.buckets != 0 {
+            return Err("the buckets do not cut the window into whole milliseconds");
+        }
+        Ok(())
+    }
+}
+
+/// A change to a window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// A new, empty window (on a missing key).
+    Create(Shape),
+    /// `amount` added in bucket number `bucket` (time / bucket length);
+    /// buckets `n` or more behind it are dropped.
+    Add { bucket: i64, amount: i64 },
+    /// Threshold `threshold` reported at `at_ms`.
+    Report { threshold: i64, at_ms: i64 },
+    /// The key expires at `at_ms`.
+    ExpireAt(i64),
+}
+
+pub type WireError = &'static str;
+
+/// The arguments after the key that carry `effects`.
+pub fn to_args(effects: &[Effect]) -> Vec<Vec<u8>> {
+    let mut args = Vec::with_capacity(effects.len() * 3);
+    let mut op = |name: &[u8], numbers: &[i64]| {
+        args.push(name.to_vec());
+        args.extend(numbers.iter().map(|n| n.to_string().into_bytes()));
+    };
+    for effect in effects {
+        match *effect {
+            Effect::Create(shape) => op(b"CREATE", &[shape.window_ms, shape.buckets]),
+            Effect::Add { bucket, amount } => op(b"ADD", &[bucket, amount]),
+            Effect::Report { threshold, at_ms } => op(b"REPORT", &[threshold, at_ms]),
+            Effect::ExpireAt(at_ms) => op(b"PEXPIREAT", &[at_ms]),
+        }
+    }
+    args
+}
+
+fn number(bytes: &[u8]) -> Result<i64, WireError> {
+    integer::parse(bytes).ok_or("a number is not an integer")
+}
+
+fn positive(bytes: &[u8]) -> Result<i64, WireError> {
+    Some(number(bytes)?)
+        .filter(|n| *n >= 1)
+        .ok_or("a number is not positive")
+}
+
+fn time(bytes: &[u8]) -> Result<i64, WireError> {
+    Some(number(bytes)?)
+        .filter(|n| *n >= 0)
+        .ok_or("a time is before 1970")
+}
+
+/// The effects `args` carry; the inverse of [`to_args`]. Only the shape
+/// of each op is judged here; whether it fits the window is the store's.
+pub fn from_args<A: AsRef<[u8]>>(args: &[A]) -> Result<Vec<Effect>, WireError> {
+    let mut effects = Vec::new();
+    let mut rest = args;
+    while let [op, tail @ ..] = rest {
+        let (effect, tail) = match (op.as_ref(), tail) {
+            (b"CREATE", [window_ms, buckets, tail @ ..]) => {
+                let shape = Shape {
+                    window_ms: number(window_ms.as_ref())?,
+                    buckets: number(buckets.as_ref())?,
+                };
+                shape.check()?;
+                (Effect::Create(shape), tail)
+            }
+            (b"ADD", [bucket, amount, tail @ ..]) => (
+                Effect::Add {
+                    bucket: time(bucket.as_ref())?,
+                    amount: positive(amount.as_ref())?,
+                },
+                tail,
+            ),
+            (b"REPORT", [threshold, at_ms, tail @ ..]) => (
+                Effect::Report {
+                    threshold: positive(threshold.as_ref())?,
+                    at_ms: time(at_ms.as_ref())?,
+                },
+                tail,
+            ),
+            (b"PEXPIREAT", [at_ms, tail @ ..]) => (Effect::ExpireAt(time(at_ms.as_ref())?), tail),
+            _ => return Err("an unknown op, or an op without all its arguments"),
+        };
+        effects.push(effect);
+        rest = tail;
+    }
+    Ok(effects)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn effects_round_trip_through_their_arguments() {
+        let effects = vec![
+            Effect::Create(Shape {
+                window_ms: 60_000,
+                buckets: 60,
+            }),
+            Effect::Add {
+                bucket: 1_800_000_000,
+                amount: 3,
+            },
+            Effect::Report {
+                threshold: 5,
+                at_ms: 1_800_000_000_123,
+            },
+            Effect::ExpireAt(1_800_000_060_123),
+        ];
+        assert_eq!(from_args(&to_args(&effects)), Ok(effects));
+    }
+
+    #[test]
+    fn malformed_ops_are_refused() {
+        for args in [
+            &["CREATE", "60000"][..],
+            &["CREATE", "60001", "1"],
+            &["CREATE", "60000", "7"],
+            &["CREATE", "60000", "0"],
+            &["CREATE", "7200000", "7200"],
+            &["ADD", "1", "0"],
+            &["ADD", "-1", "1"],
+            &["REPORT", "0", "1"],
+            &["PEXPIREAT", "x"],
+            &["NOPE"],
+        ] {
+            assert!(from_args(args).is_err(), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn shapes_are_judged_without_a_clock() {
+        let shape = |window_ms, buckets| Shape { window_ms, buckets }.check();
+        assert!(shape(60_000, 60).is_ok());
+        assert!(shape(1_000, 1).is_ok());
+        assert!(shape(3_600_000, 3_600).is_ok());
+        assert!(shape(1_000, 3_000).is_err(), "a bucket of a third of a ms");
+        assert!(shape(500, 1).is_err());
+    }
+}

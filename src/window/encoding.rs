@@ -1,0 +1,188 @@
+//! A window as bytes: its data type, its RDB encoding (and so DUMP,
+//! RESTORE, MIGRATE and full syncs; DEBUG DIGEST-VALUE digests the same
+//! sequence) with the validation a load owes, and its AOF rewrite (the
+//! effects that rebuild it, which Valkey's atomic slot migration replays
+//! too). A payload is accepted only when this module could have made it,
+//! judged without a clock.
+
+use super::effect::{self, Effect, Shape, APPLY_COMMAND};
+use super::store::{Window, MAX_REPORTS};
+use crate::redis::{AofCommand, DataType, ModuleValue, Reader, Writer};
+
+/// The `guard-win` data type.
+pub static WINDOW: DataType<Window> = DataType::new();
+
+/// Effects per MON.APPLY command in a rewritten AOF.
+const EFFECTS_PER_AOF_COMMAND: usize = 100;
+
+impl ModuleValue for Window {
+    const NAME: &'static std::ffi::CStr = c"guard-win";
+    /// 1: shape, the buckets (number, sum), the reports (threshold, at).
+    const ENCODING_VERSION: i32 = 1;
+
+    fn write(&self, out: &mut dyn Writer) {
+        let shape = self.shape();
+        out.integer(shape.window_ms);
+        out.integer(shape.buckets);
+        out.integer(self.buckets().count() as i64);
+        for (bucket, sum) in self.buckets() {
+            out.integer(bucket);
+            out.integer(sum);
+        }
+        out.integer(self.reports().len() as i64);
+        for &(threshold, at_ms) in self.reports() {
+            out.integer(threshold);
+            out.integer(at_ms);
+        }
+    }
+
+    fn read(input: &mut dyn Reader, version: i32) -> Option<Self> {
+        if version != Self::ENCODING_VERSION {
+            return None;
+        }
+        let shape = Shape {
+            window_ms: input.integer()?,
+            buckets: input.integer()?,
+        };
+        shape.check().ok()?;
+        let mut window = Window::new(shape);
+        let stored = input.integer()?;
+        if !(0..=shape.buckets).contains(&stored) {
+            return None;
+        }
+        let mut first = None;
+        for _ in 0..stored {
+            let (bucket, amount) = (input.integer()?, input.integer()?);
+            // Every stored bucket is live as of the last: none was dropped
+            // by loading it.
+            let first = *first.get_or_insert(bucket);
+            if bucket - first >= shape.buckets
+                || window.buckets().last().is_some_and(|(b, _)| b >= bucket)
+            {
+                return None;
+            }
+            window.apply(&Effect::Add { bucket, amount }).ok()?;
+        }
+        let reports = input.integer()?;
+        if !(0..=MAX_REPORTS as i64).contains(&reports) {
+            return None;
+        }
+        for _ in 0..reports {
+            let (threshold, at_ms) = (input.integer()?, input.integer()?);
+            if window.reports().iter().any(|&(t, _)| t == threshold) {
+                return None;
+            }
+            window.apply(&Effect::Report { threshold, at_ms }).ok()?;
+        }
+        Some(window)
+    }
+
+    /// MON.APPLY commands: CREATE with the shape, every bucket, every
+    /// report. The key's expiry follows them (Redis writes it).
+    fn rewrite(&self) -> Vec<AofCommand> {
+        let mut effects = vec![Effect::Create(self.shape())];
+        effects.extend(
+            self.buckets()
+                .map(|(bucket, amount)| Effect::Add { bucket, amount }),
+        );
+        effects.extend(
+            self.reports()
+                .iter()
+                .map(|&(threshold, at_ms)| Effect::Report { threshold, at_ms }),
+        );
+        effects
+            .chunks(EFFECTS_PER_AOF_COMMAND)
+            .map(|batch| (APPLY_COMMAND, effect::to_args(batch)))
+            .collect()
+    }
+
+    fn memory(&self) -> usize {
+        self.heap_bytes()
+    }
+
+    fn free_effort(&self) -> usize {
+        Window::free_effort(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tape::Tape;
+
+    const SHAPE: Shape = Shape {
+        window_ms: 60_000,
+        buckets: 60,
+    };
+
+    fn sample() -> Window {
+        let mut w = Window::new(SHAPE);
+        for (bucket, amount) in [(1_000, 2), (1_010, 1), (1_059, 4)] {
+            w.apply(&Effect::Add { bucket, amount }).unwrap();
+        }
+        for (threshold, at_ms) in [(3, 1_010_000), (5, 1_059_500)] {
+            w.apply(&Effect::Report { threshold, at_ms }).unwrap();
+        }
+        w
+    }
+
+    fn tape_of(w: &Window) -> Tape {
+        let mut tape = Tape::default();
+        w.write(&mut tape);
+        tape
+    }
+
+    #[test]
+    fn the_encoding_round_trips_and_the_rewrite_rebuilds() {
+        let w = sample();
+        assert_eq!(Window::read(&mut tape_of(&w), 1), Some(w.clone()));
+        let mut effects = Vec::new();
+        for (name, args) in w.rewrite() {
+            assert_eq!(name, APPLY_COMMAND);
+            effects.extend(effect::from_args(&args).unwrap());
+        }
+        let Some((Effect::Create(shape), rest)) = effects.split_first() else {
+            panic!("{effects:?}")
+        };
+        let mut rebuilt = Window::new(*shape);
+        for effect in rest {
+            rebuilt.apply(effect).unwrap();
+        }
+        assert_eq!(rebuilt, w);
+    }
+
+    /// Layout: window, buckets, count, (bucket, sum)..., count,
+    /// (threshold, at)...: items 0, 1, 2, 3-8, 9, 10-13.
+    #[test]
+    fn every_broken_invariant_is_refused() {
+        let crafted = |at: usize, value: i64| {
+            let mut tape = tape_of(&sample());
+            tape.items[at] = Ok(value);
+            tape
+        };
+        for (what, mut tape) in [
+            ("a window of 0.5 s", crafted(0, 500)),
+            ("7 buckets of 60 s", crafted(1, 7)),
+            ("buckets 0", crafted(1, 0)),
+            ("more buckets stored than the shape has", crafted(2, 61)),
+            ("a negative count", crafted(2, -1)),
+            ("buckets out of order", crafted(5, 999)),
+            ("a bucket stored twice", crafted(5, 1_000)),
+            ("a bucket a window behind the first", crafted(7, 1_060)),
+            ("an empty bucket", crafted(4, 0)),
+            ("a sum past i64", crafted(8, i64::MAX)),
+            ("33 reports", crafted(9, 33)),
+            ("a threshold reported twice", crafted(12, 3)),
+            ("a threshold of 0", crafted(10, 0)),
+            ("a report before 1970", crafted(11, -1)),
+        ] {
+            assert_eq!(Window::read(&mut tape, 1), None, "{what}");
+        }
+        let mut truncated = tape_of(&sample());
+        truncated.items.pop();
+        assert_eq!(Window::read(&mut truncated, 1), None);
+        assert_eq!(Window::read(&mut tape_of(&sample()), 2), None);
+        // The crafting is proven: an edit within the rules loads.
+        assert!(Window::read(&mut crafted(4, 9), 1).is_some());
+    }
+}
