@@ -11,75 +11,21 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::campaign::*;
+use common::payload::{dump, restore, Payload};
 use common::*;
 use redis::{Connection, Value};
 
-/// A module value's DUMP payload, written the way Redis writes one: the
-/// type and module id of a real campaign's DUMP, then each item with its
-/// opcode, the end opcode, the RDB version and the CRC64.
-struct Payload {
-    bytes: Vec<u8>,
-    /// The RDB version Redis put after the value.
-    rdb_version: [u8; 2],
+/// A campaign made by commands: limit 10, PERUSER 2, HOLD 600; claim 1
+/// held by "alice" with request id "order-a", claim 2 confirmed for "bob",
+/// claim 3 released.
+/// A campaign's items: settings, totals and the stored count, then per
+/// claim `[number, user, expires_at_ms or -1, request id]`.
+trait CampaignPayload {
+    fn claim(self, number: i64, user: &str, expires_at_ms: i64, id: Option<&str>) -> Self;
+    fn head(self, settings: [i64; 3], totals: [i64; 3], stored: i64) -> Self;
 }
 
-/// `rdbSaveLen`: 6, 14, 32 or 64 bits.
-fn rdb_len(out: &mut Vec<u8>, n: u64) {
-    match n {
-        0..=0x3f => out.push(n as u8),
-        0x40..=0x3fff => out.extend([0x40 | (n >> 8) as u8, n as u8]),
-        0x4000..=0xffff_ffff => {
-            out.push(0x80);
-            out.extend((n as u32).to_be_bytes());
-        }
-        _ => {
-            out.push(0x81);
-            out.extend(n.to_be_bytes());
-        }
-    }
-}
-
-/// Redis's CRC64 (Jones polynomial, reflected, as `crc64.c`).
-fn crc64(bytes: &[u8]) -> u64 {
-    let mut crc = 0u64;
-    for &byte in bytes {
-        crc ^= u64::from(byte);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0x95ac_9329_ac4b_c9b5
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    crc
-}
-
-impl Payload {
-    /// Starts from the type and module id of `real`, a campaign's DUMP.
-    fn like(real: &[u8]) -> Payload {
-        assert_eq!(real[0], 7, "RDB_TYPE_MODULE_2");
-        assert_eq!(real[1], 0x81, "a 64-bit module id");
-        let tail = real.len() - 10;
-        Payload {
-            bytes: real[..10].to_vec(),
-            rdb_version: [real[tail], real[tail + 1]],
-        }
-    }
-
-    fn int(mut self, value: i64) -> Payload {
-        rdb_len(&mut self.bytes, 2); // RDB_MODULE_OPCODE_UINT
-        rdb_len(&mut self.bytes, value as u64);
-        self
-    }
-
-    fn text(mut self, value: &str) -> Payload {
-        rdb_len(&mut self.bytes, 5); // RDB_MODULE_OPCODE_STRING
-        rdb_len(&mut self.bytes, value.len() as u64);
-        self.bytes.extend(value.as_bytes());
-        self
-    }
-
+impl CampaignPayload for Payload {
     /// `[number, user, expires_at_ms or -1, request id]`
     fn claim(self, number: i64, user: &str, expires_at_ms: i64, id: Option<&str>) -> Payload {
         let claim = self.int(number).text(user).int(expires_at_ms);
@@ -101,32 +47,8 @@ impl Payload {
             .int(expired)
             .int(stored)
     }
-
-    fn finish(mut self) -> Vec<u8> {
-        rdb_len(&mut self.bytes, 0); // RDB_MODULE_OPCODE_EOF
-        self.bytes.extend(self.rdb_version);
-        let crc = crc64(&self.bytes);
-        self.bytes.extend(crc.to_le_bytes());
-        self.bytes
-    }
 }
 
-fn dump(con: &mut Connection, key: &str) -> Vec<u8> {
-    redis::cmd("DUMP").arg(key).query(con).unwrap()
-}
-
-fn restore(con: &mut Connection, key: &str, payload: &[u8]) -> redis::RedisResult<()> {
-    redis::cmd("RESTORE")
-        .arg(key)
-        .arg(0)
-        .arg(payload)
-        .arg("REPLACE")
-        .query(con)
-}
-
-/// A campaign made by commands: limit 10, PERUSER 2, HOLD 600; claim 1
-/// held by "alice" with request id "order-a", claim 2 confirmed for "bob",
-/// claim 3 released.
 fn made_by_commands(con: &mut Connection) -> i64 {
     create(con, "real", 10, 2, 600);
     let (_, expires) = reserve(con, "real", "alice", &["ID", "order-a"]);

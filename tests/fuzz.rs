@@ -15,7 +15,7 @@ use redis::{Connection, Value};
 
 /// Keys of every type, with and without TTL (long ones: nothing may expire
 /// between a call and the checks after it).
-const KEYS: [&str; 15] = [
+const KEYS: [&str; 16] = [
     "int",
     "int:ttl",
     "neg",
@@ -31,6 +31,7 @@ const KEYS: [&str; 15] = [
     "missing",
     "campaign",
     "campaign:ttl",
+    "window",
 ];
 
 fn fixture(con: &mut Connection) {
@@ -61,6 +62,13 @@ fn fixture(con: &mut Connection) {
     let _: i64 = redis::cmd("EXPIRE")
         .arg("campaign:ttl")
         .arg(100_000)
+        .query(con)
+        .unwrap();
+    let _: Value = redis::cmd("MON.SLIDECHECK")
+        .arg("window")
+        .arg(1)
+        .arg(3600)
+        .arg(5)
         .query(con)
         .unwrap();
     let _: String = redis::cmd("XADD")
@@ -173,6 +181,27 @@ fn options(
     }
 }
 
+/// A window and 1 to 4 thresholds (sometimes 33, or a bad one). Never a
+/// small window: a key must not expire between a call and the checks that
+/// follow it.
+fn window_and_thresholds(rng: &mut Rng, call: &mut Vec<Vec<u8>>) {
+    call.push(match rng.below(4) {
+        0 => rng.pick(&WINDOWS).as_bytes().to_vec(),
+        1 => random_bytes(rng),
+        _ => b"3600".to_vec(),
+    });
+    let count = if rng.chance(20) { 33 } else { 1 + rng.below(4) };
+    let mut threshold = 0i64;
+    for _ in 0..count {
+        if rng.chance(12) {
+            call.push(integer(rng));
+        } else {
+            threshold += 1 + rng.below(20) as i64;
+            call.push(threshold.to_string().into_bytes());
+        }
+    }
+}
+
 /// A limiter's `max_burst count period`. Periods as windows: never so
 /// short that a key written here expires before the checks that follow.
 fn limiter(rng: &mut Rng, call: &mut Vec<Vec<u8>>) {
@@ -217,23 +246,22 @@ fn random_call(rng: &mut Rng) -> Vec<Vec<u8>> {
     match command {
         "MON.INCRCHECK" => {
             call.push(integer(rng));
-            // Never a small window: a key must not expire between a call
-            // and the checks that follow it.
-            call.push(match rng.below(4) {
-                0 => rng.pick(&WINDOWS).as_bytes().to_vec(),
-                1 => random_bytes(rng),
-                _ => b"3600".to_vec(),
+            window_and_thresholds(rng, &mut call);
+        }
+        "MON.SLIDECHECK" => {
+            call.push(integer(rng));
+            window_and_thresholds(rng, &mut call);
+            options(rng, &mut call, &["BUCKETS"], |rng, _| match rng.below(3) {
+                0 => rng
+                    .pick(&["1", "60", "3600", "7", "3601"])
+                    .as_bytes()
+                    .to_vec(),
+                _ => integer(rng),
             });
-            let count = if rng.chance(20) { 33 } else { 1 + rng.below(4) };
-            let mut threshold = 0i64;
-            for _ in 0..count {
-                if rng.chance(12) {
-                    call.push(integer(rng));
-                } else {
-                    threshold += 1 + rng.below(20) as i64;
-                    call.push(threshold.to_string().into_bytes());
-                }
-            }
+        }
+        "MON.DISTINCT" => {
+            call.push(user(rng));
+            window_and_thresholds(rng, &mut call);
         }
         "MON.DECRCLAMP" => call.push(integer(rng)),
         "COUPON.CREATE" => {
@@ -260,12 +288,14 @@ fn random_call(rng: &mut Rng) -> Vec<Vec<u8>> {
         "COUPON.CONFIRM" | "COUPON.RELEASE" => call.push(integer(rng)),
         "COUPON.INFO" => {}
         "COUPON.CLAIMS" => options(rng, &mut call, &["FROM", "COUNT"], |rng, _| integer(rng)),
-        "COUPON.APPLY" => {
+        "COUPON.APPLY" | "MON.APPLY" => {
             for _ in 0..1 + rng.below(3) {
                 call.push(
-                    rng.pick(&["PUT", "CONFIRM", "RELEASE", "EXPIRE", "TOTALS"])
-                        .as_bytes()
-                        .to_vec(),
+                    rng.pick(&[
+                        "PUT", "CONFIRM", "RELEASE", "EXPIRE", "TOTALS", "ADD", "CREATE",
+                    ])
+                    .as_bytes()
+                    .to_vec(),
                 );
                 call.push(integer(rng));
             }
@@ -430,6 +460,25 @@ fn check_reply(con: &mut Connection, call: &[Vec<u8>], reply: &Value) -> Result<
                 .any(|row| !matches!(row, Value::Array(fields) if fields.len() == 5))
             {
                 return Err(format!("claims replied {rows:?}"));
+            }
+        }
+        (b"MON.SLIDECHECK", Value::Array(pair)) => {
+            let (Value::Int(current), Value::Int(level)) = (&pair[0], &pair[1]) else {
+                return Err(format!("reply {reply:?}"));
+            };
+            let increment = integer_of(&call[2]).ok_or("a success with a bad increment")?;
+            let key_type: String = redis::cmd("TYPE").arg(key).query(con).unwrap();
+            if *level < 0 || *level > 32 || *current < increment || key_type != "guard-win" {
+                return Err(format!("reply {reply:?}, TYPE {key_type}"));
+            }
+        }
+        (b"MON.DISTINCT", Value::Array(pair)) => {
+            let (Value::Int(count), Value::Int(level)) = (&pair[0], &pair[1]) else {
+                return Err(format!("reply {reply:?}"));
+            };
+            let members: i64 = redis::cmd("ZCARD").arg(key).query(con).unwrap();
+            if *level < 0 || *level > 32 || *count != members || *count < 1 {
+                return Err(format!("reply {reply:?}, ZCARD {members}"));
             }
         }
         (b"CL.THROTTLE", Value::Array(values)) => {

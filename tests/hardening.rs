@@ -207,6 +207,20 @@ fn churn(con: &mut Connection, rounds: usize, next_claim: &mut [i64; CAMPAIGNS])
                 .arg("COUNT")
                 .arg(1)
                 .ignore();
+            // A sliding window and a distinct count: buckets and members
+            // come and go, their number bounded.
+            pipe.cmd("MON.SLIDECHECK")
+                .arg(format!("w:{}", i % 100))
+                .arg(1)
+                .arg(3600)
+                .arg(1_000_000_000)
+                .ignore();
+            pipe.cmd("MON.DISTINCT")
+                .arg(format!("z:{}", i % 100))
+                .arg(&user)
+                .arg(3600)
+                .arg(1_000_000)
+                .ignore();
             let fresh = format!("new:{}", i % 10);
             pipe.cmd("COUPON.CREATE").arg(&fresh).arg(5).ignore();
             pipe.cmd("DEL").arg(&fresh).ignore();
@@ -214,13 +228,19 @@ fn churn(con: &mut Connection, rounds: usize, next_claim: &mut [i64; CAMPAIGNS])
         let _: () = pipe
             .query(con)
             .unwrap_or_else(|e| panic!("round {round}: {e}"));
-        // The one command a client cannot run: refused, every round.
-        let refused = redis::cmd("COUPON.APPLY")
-            .arg("cpn:0")
-            .arg("CONFIRM")
-            .arg(1)
-            .query::<redis::Value>(con);
-        assert!(refused.is_err(), "COUPON.APPLY ran for a client");
+        // The commands a client cannot run: refused, every round.
+        for (apply, key, op) in [
+            ("COUPON.APPLY", "cpn:0", "CONFIRM"),
+            ("MON.APPLY", "w:0", "ADD"),
+        ] {
+            let refused = redis::cmd(apply)
+                .arg(key)
+                .arg(op)
+                .arg(1)
+                .arg(1)
+                .query::<redis::Value>(con);
+            assert!(refused.is_err(), "{apply} ran for a client");
+        }
     }
     // The dataset part of used_memory: a module leak shows there, client
     // buffers (which vary with the pipeline) do not.

@@ -132,6 +132,15 @@ fn command_docs_describe_every_argument() {
         ("coupon.claims", &["key", "from", "count"][..]),
         ("coupon.apply", &["key", "op"][..]),
         (
+            "mon.slidecheck",
+            &["key", "increment", "window", "threshold", "buckets"][..],
+        ),
+        ("mon.apply", &["key", "op"][..]),
+        (
+            "mon.distinct",
+            &["key", "member", "window", "threshold"][..],
+        ),
+        (
             "cl.throttleall",
             &[
                 "numkeys",
@@ -255,6 +264,10 @@ fn info_guard_lists_every_counter() {
         "mon_decrclamp_calls",
         "mon_clamps",
         "mon_clamped_amount",
+        "mon_slidecheck_calls",
+        "mon_slide_crossings",
+        "mon_distinct_calls",
+        "mon_distinct_crossings",
         "coupon_issue_calls",
         "coupon_issued",
         "coupon_duplicates",

@@ -87,8 +87,9 @@ pub fn claims(con: &mut impl ConnectionLike, key: &str, options: &[&str]) -> Vec
         .collect()
 }
 
-/// DEBUG DIGEST-VALUE: equal digests, equal campaigns (claims, users,
-/// request ids, expiries, totals).
+/// DEBUG DIGEST-VALUE: equal digests, equal values (a campaign's claims,
+/// users, request ids, expiries and totals; a window's buckets and
+/// reports).
 pub fn digest(con: &mut impl ConnectionLike, key: &str) -> String {
     let digests: Vec<String> = redis::cmd("DEBUG")
         .arg("DIGEST-VALUE")

@@ -33,7 +33,7 @@ const FIRST_KEY: [i64; 3] = [1, 1, 1];
 
 const WRITE: &[&str] = &["write", "denyoom", "fast"];
 
-pub const COMMANDS: [Spec; 13] = [
+pub const COMMANDS: [Spec; 16] = [
     Spec {
         name: "MON.INCRCHECK",
         access: Access::Writer,
@@ -162,6 +162,33 @@ pub const COMMANDS: [Spec; 13] = [
         ],
         keys_at: &[1, 5],
         range: [0, 0, 0],
+    },
+    Spec {
+        name: "MON.SLIDECHECK",
+        access: Access::Writer,
+        arity: -5,
+        flags: WRITE,
+        example: &["{cust:42}:orders-1m", "1", "60", "3", "5", "BUCKETS", "60"],
+        keys_at: ONE,
+        range: FIRST_KEY,
+    },
+    Spec {
+        name: "MON.APPLY",
+        access: Access::Replay,
+        arity: -4,
+        flags: &["write"],
+        example: &["{cust:42}:orders-1m", "ADD", "1", "1"],
+        keys_at: ONE,
+        range: FIRST_KEY,
+    },
+    Spec {
+        name: "MON.DISTINCT",
+        access: Access::Writer,
+        arity: -5,
+        flags: WRITE,
+        example: &["{cust:42}:cards-1d", "card-7", "86400", "5"],
+        keys_at: ONE,
+        range: FIRST_KEY,
     },
 ];
 

@@ -17,6 +17,7 @@ pub mod campaign;
 pub mod cluster;
 pub mod commands;
 pub mod crowd;
+pub mod payload;
 pub mod rng;
 
 /// The built module; `make test` builds it before the tests run. It sits
@@ -577,8 +578,15 @@ pub fn key_state(con: &mut Connection, key: &str) -> (String, Vec<String>, i64) 
     let mut contents: Vec<String> = match key_type.as_str() {
         "string" => vec![redis::cmd("GET").arg(key).query(con).unwrap()],
         "set" => redis::cmd("SMEMBERS").arg(key).query(con).unwrap(),
-        // Equal digests, equal campaigns.
-        "guard-cpn" => vec![campaign::digest(con, key)],
+        // Equal digests, equal values.
+        "guard-cpn" | "guard-win" => vec![campaign::digest(con, key)],
+        "zset" => redis::cmd("ZRANGE")
+            .arg(key)
+            .arg(0)
+            .arg(-1)
+            .arg("WITHSCORES")
+            .query(con)
+            .unwrap(),
         "none" => Vec::new(),
         other => panic!("{key} is a {other}"),
     };

@@ -1,0 +1,514 @@
+//! MON.SLIDECHECK and its guard-win type against real servers, with real
+//! time: the straddling burst side by side with MON.INCRCHECK, bucket
+//! boundaries, the pure model call by call, errors, contention, replicas
+//! and the AOF with a later clock, persistence and crafted payloads.
+
+mod common;
+
+use std::thread;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use common::campaign::digest;
+use common::crowd::Crowd;
+use common::payload::{dump, restore, Payload};
+use common::rng::Rng;
+use common::*;
+use redis::{Connection, Value};
+use redis_guard::tape::Tape;
+use redis_guard::window::effect::{Effect, Shape};
+use redis_guard::window::rules::{self, Slide};
+use redis_guard::window::store::Window;
+use redis_guard::ModuleValue;
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+fn slide(
+    con: &mut Connection,
+    key: &str,
+    increment: i64,
+    window: i64,
+    rest: &[&str],
+) -> (i64, i64) {
+    redis::cmd("MON.SLIDECHECK")
+        .arg(key)
+        .arg(increment)
+        .arg(window)
+        .arg(rest)
+        .query(con)
+        .unwrap()
+}
+
+/// Sleeps until the server clock reads `at_ms` (the same clock as ours).
+fn sleep_until(at_ms: i64) {
+    let wait = at_ms - now_ms();
+    if wait > 0 {
+        thread::sleep(Duration::from_millis(wait as u64));
+    }
+}
+
+#[test]
+fn a_burst_that_straddles_a_fixed_window_is_caught_by_the_sliding_one() {
+    let server = Server::start();
+    let mut con = server.con();
+    // 3 orders in 2 s is the rule. One order opens INCRCHECK's 2 s window;
+    // one near its end; two just after it closed: 3 within 0.2 s.
+    let mut levels = (Vec::new(), Vec::new());
+    let mut order = |con: &mut Connection| {
+        levels.0.push(incrcheck(con, "fixed", 1, 2, &[3]).1);
+        levels.1.push(slide(con, "sliding", 1, 2, &["3"]).1);
+    };
+    let start = now_ms();
+    order(&mut con);
+    sleep_until(start + 1_900);
+    order(&mut con);
+    wait_for(
+        || {
+            let exists: i64 = redis::cmd("EXISTS").arg("fixed").query(&mut con).unwrap();
+            exists == 0
+        },
+        Duration::from_secs(2),
+        "the fixed window's end",
+    );
+    order(&mut con);
+    order(&mut con);
+    assert!(
+        now_ms() - start < 2_300,
+        "the burst took too long to mean anything"
+    );
+    assert_eq!(levels.0, [0, 0, 0, 0], "INCRCHECK: two windows of two");
+    assert_eq!(levels.1, [0, 0, 0, 1], "SLIDECHECK: three within 2 s");
+}
+
+#[test]
+fn an_add_counts_while_its_bucket_is_less_than_n_buckets_behind() {
+    let server = Server::start();
+    let mut con = server.con();
+    // One bucket of 1 s: an add counts only within its own second.
+    let second = |t: i64| t.div_euclid(1_000);
+    loop {
+        let before = now_ms();
+        let (first, _) = slide(&mut con, "one", 1, 1, &["9", "BUCKETS", "1"]);
+        let (again, _) = slide(&mut con, "one", 1, 1, &["9", "BUCKETS", "1"]);
+        let after = now_ms();
+        if second(before) == second(after) {
+            assert_eq!((first, again), (1, 2), "within one second");
+            sleep_until((second(after) + 1) * 1_000 + 20);
+            assert_eq!(slide(&mut con, "one", 1, 1, &["9", "BUCKETS", "1"]).0, 1);
+            break;
+        }
+        // The pair straddled a second: try again in a fresh one.
+        let _: i64 = redis::cmd("DEL").arg("one").query(&mut con).unwrap();
+    }
+    // 2 s in 50 buckets of 40 ms: an add ages out 50 buckets later.
+    let bucket = loop {
+        let before = now_ms();
+        slide(&mut con, "fifty", 5, 2, &["100"]);
+        let after = now_ms();
+        if before.div_euclid(40) == after.div_euclid(40) {
+            break before.div_euclid(40);
+        }
+        let _: i64 = redis::cmd("DEL").arg("fifty").query(&mut con).unwrap();
+    };
+    sleep_until((bucket + 49) * 40 + 10);
+    let (last_live, _) = slide(&mut con, "fifty", 1, 2, &["100"]);
+    if now_ms().div_euclid(40) == bucket + 49 {
+        assert_eq!(last_live, 6, "49 buckets later, the add still counts");
+    }
+    sleep_until((bucket + 50) * 40 + 10);
+    let (aged, _) = slide(&mut con, "fifty", 1, 2, &["100"]);
+    assert_eq!(aged, 2, "50 buckets later, it does not");
+}
+
+/// The integers of a module value's DUMP payload, as its encoding wrote
+/// them (each an unsigned-integer opcode and a length-encoded value).
+fn dumped_integers(con: &mut Connection, key: &str) -> Vec<i64> {
+    let payload = dump(con, key);
+    let mut at = 10; // the type and the module id
+    let len = |payload: &[u8], at: &mut usize| -> u64 {
+        let first = payload[*at];
+        *at += 1;
+        match first >> 6 {
+            0 => u64::from(first & 0x3f),
+            1 => {
+                *at += 1;
+                (u64::from(first & 0x3f) << 8) | u64::from(payload[*at - 1])
+            }
+            _ if first == 0x80 => {
+                *at += 4;
+                u64::from(u32::from_be_bytes(
+                    payload[*at - 4..*at].try_into().unwrap(),
+                ))
+            }
+            _ => {
+                *at += 8;
+                u64::from_be_bytes(payload[*at - 8..*at].try_into().unwrap())
+            }
+        }
+    };
+    let mut integers = Vec::new();
+    loop {
+        match len(&payload, &mut at) {
+            0 => return integers,
+            2 => integers.push(len(&payload, &mut at) as i64),
+            opcode => panic!("opcode {opcode} in a window's payload"),
+        }
+    }
+}
+
+/// The pure model fed the same calls, over real time: each reply must be
+/// what the rule gives at one of the milliseconds the call could have run
+/// in, and the model after that instant's effects must encode exactly as
+/// the server's value does (a call that spans a bucket boundary has two
+/// candidate instants; the server's state tells which it was).
+#[test]
+fn replies_and_state_agree_with_the_pure_model_over_time() {
+    let server = Server::start();
+    let mut con = server.con();
+    let mut rng = Rng(0x5eed_51de);
+    let shapes = [
+        Shape {
+            window_ms: 1_000,
+            buckets: 50,
+        },
+        Shape {
+            window_ms: 1_000,
+            buckets: 4,
+        },
+    ];
+    let mut models: Vec<Option<Window>> = vec![None, None];
+    // The sums hover around 20 to 30: the upper thresholds are crossed
+    // again and again, and held back within a window.
+    let thresholds = [4i64, 8, 12, 16, 20, 24, 28];
+    let mut crossings = 0;
+    for step in 0..300 {
+        let which = rng.below(2);
+        let shape = shapes[which];
+        let increment = 1 + rng.below(3) as i64;
+        let key = format!("w{which}");
+        let mut rest: Vec<String> = thresholds.iter().map(i64::to_string).collect();
+        rest.extend(["BUCKETS".to_string(), shape.buckets.to_string()]);
+        let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+        let before = now_ms();
+        let reply = slide(&mut con, &key, increment, 1, &rest);
+        let after = now_ms();
+        let stored = dumped_integers(&mut con, &key);
+        let next = (before..=after).find_map(|now| {
+            let call = Slide {
+                shape,
+                increment,
+                thresholds: &thresholds,
+                expires_at_ms: now + shape.window_ms,
+            };
+            let (slid, effects) = rules::slide(models[which].as_ref(), &call, now).unwrap();
+            if (slid.current, slid.level as i64) != reply {
+                return None;
+            }
+            let mut model = models[which].clone();
+            for effect in effects {
+                match effect {
+                    Effect::Create(shape) => model = Some(Window::new(shape)),
+                    other => model.as_mut().unwrap().apply(&other).unwrap(),
+                }
+            }
+            let mut tape = Tape::default();
+            model.as_ref().unwrap().write(&mut tape);
+            let encoded: Vec<i64> = tape.items.iter().map(|i| *i.as_ref().unwrap()).collect();
+            (encoded == stored).then_some(model)
+        });
+        models[which] = next.unwrap_or_else(|| {
+            panic!("step {step}: no instant in {before}..={after} gives {reply:?} and the stored {stored:?}; model {:?}", models[which])
+        });
+        crossings += i32::from(reply.1 > 0);
+        thread::sleep(Duration::from_millis(rng.below(80) as u64));
+    }
+    assert!(
+        crossings > 10,
+        "{crossings} crossings: the walk must reach the thresholds"
+    );
+}
+
+#[test]
+fn hovering_traffic_alerts_once_a_window() {
+    let server = Server::start();
+    let mut con = server.con();
+    // An order every 400 ms against 3 per second: the sum sits at 2 or 3
+    // and re-crosses 3 whenever the oldest order ages out.
+    let start = now_ms();
+    let mut alerts = Vec::new();
+    for i in 0..15 {
+        sleep_until(start + i * 400);
+        if slide(&mut con, "hover", 1, 1, &["3"]).1 > 0 {
+            alerts.push(now_ms());
+        }
+    }
+    assert!(
+        (2..=6).contains(&alerts.len()),
+        "{} alerts in 6 s of hovering",
+        alerts.len()
+    );
+    assert!(
+        alerts.windows(2).all(|pair| pair[1] - pair[0] >= 1_000),
+        "alerted twice within a window: {alerts:?}"
+    );
+}
+
+#[test]
+fn errors_name_the_argument_and_change_nothing() {
+    let server = Server::start();
+    let mut con = server.con();
+    slide(&mut con, "w", 5, 60, &["10"]);
+    let _: () = redis::cmd("SET")
+        .arg("text")
+        .arg("1")
+        .query(&mut con)
+        .unwrap();
+    slide(&mut con, "big", i64::MAX - 1, 60, &["10"]);
+    let max = (i64::MAX / 1000).to_string();
+    let cases: Vec<(Vec<&[u8]>, &str)> = vec![
+        (
+            vec![b"MON.SLIDECHECK", b"w", b"0", b"60", b"10"],
+            "increment",
+        ),
+        (vec![b"MON.SLIDECHECK", b"w", b"1", b"-60", b"10"], "window"),
+        (
+            vec![b"MON.SLIDECHECK", b"w", b"1", max.as_bytes(), b"10"],
+            "window",
+        ),
+        (
+            vec![b"MON.SLIDECHECK", b"w", b"1", b"60", b"10", b"5"],
+            "strictly increasing",
+        ),
+        (
+            vec![b"MON.SLIDECHECK", b"w", b"1", b"60", b"x"],
+            "threshold #1",
+        ),
+        (
+            vec![
+                b"MON.SLIDECHECK",
+                b"w",
+                b"1",
+                b"60",
+                b"10",
+                b"BUCKETS",
+                b"7",
+            ],
+            "buckets",
+        ),
+        (
+            vec![
+                b"MON.SLIDECHECK",
+                b"w",
+                b"1",
+                b"60",
+                b"10",
+                b"BUCKETS",
+                b"0",
+            ],
+            "buckets",
+        ),
+        (
+            vec![b"MON.SLIDECHECK", b"w", b"1", b"60", b"10", b"BUCKETS"],
+            "BUCKETS needs a value",
+        ),
+        (
+            vec![b"MON.SLIDECHECK", b"w", b"1", b"30", b"10"],
+            "ERR window does not match",
+        ),
+        (
+            vec![
+                b"MON.SLIDECHECK",
+                b"w",
+                b"1",
+                b"60",
+                b"10",
+                b"BUCKETS",
+                b"30",
+            ],
+            "ERR buckets does not match",
+        ),
+        (
+            vec![b"MON.SLIDECHECK", b"text", b"1", b"60", b"10"],
+            "WRONGTYPE",
+        ),
+        (
+            vec![b"MON.SLIDECHECK", b"big", b"2", b"60", b"10"],
+            "overflow",
+        ),
+        (vec![b"MON.APPLY", b"w", b"ADD", b"1", b"1"], "only replays"),
+    ];
+    assert_errors_change_nothing(&mut con, &cases);
+    // INCRCHECK's counter is another type for SLIDECHECK, and back.
+    incrcheck(&mut con, "counter", 1, 60, &[5]);
+    let error = redis::cmd("MON.SLIDECHECK")
+        .arg("counter")
+        .arg(1)
+        .arg(60)
+        .arg(5)
+        .query::<Value>(&mut con)
+        .unwrap_err();
+    assert!(error.to_string().contains("WRONGTYPE"), "{error}");
+    assert_arity_errors(&mut con, &[vec!["MON.SLIDECHECK", "w", "1", "60"]]);
+}
+
+#[test]
+fn contention_on_one_key_reports_each_threshold_once() {
+    let server = Server::with_args(&["--appendonly", "no"]);
+    let mut crowd = Crowd::connect(&server, 50);
+    let replies = crowd.run(|_, con| {
+        (0..20)
+            .map(|_| slide(con, "hot", 1, 60, &["100", "500", "1000"]).1)
+            .collect::<Vec<i64>>()
+    });
+    let mut levels: Vec<i64> = replies.into_iter().flatten().filter(|&l| l > 0).collect();
+    levels.sort();
+    assert_eq!(levels, [1, 2, 3]);
+    let mut con = server.con();
+    assert_eq!(slide(&mut con, "hot", 1, 60, &["1000"]).0, 1001);
+    assert_eq!(info_field(&mut con, "guard_mon_slide_crossings"), 3);
+    assert_eq!(info_field(&mut con, "guard_mon_slidecheck_calls"), 1001);
+}
+
+#[test]
+fn a_replica_held_back_and_an_aof_reload_end_with_the_same_window() {
+    let mut server = Server::start();
+    let replica = Server::replica_of(&server);
+    let mut con = server.con();
+    let held = replica.hold_back(1.5);
+    for i in 0..30 {
+        slide(&mut con, "w", 1 + i % 3, 5, &["5", "20"]);
+        thread::sleep(Duration::from_millis(20));
+    }
+    held.join().unwrap();
+    let offset = info_field(&mut con, "master_repl_offset");
+    replica.wait_until(
+        |info| info.contains(&format!("slave_repl_offset:{offset}")),
+        "replica caught up",
+    );
+    // 1.5 s late, with buckets of 100 ms: a replica that re-decided would
+    // hold other buckets.
+    let expected = key_state(&mut con, "w");
+    assert_eq!(key_state(&mut replica.con(), "w"), expected);
+    server.restart();
+    assert_eq!(key_state(&mut server.con(), "w"), expected);
+    let mut con = server.con();
+    let _: String = redis::cmd("BGREWRITEAOF").query(&mut con).unwrap();
+    server.wait_until(
+        |info| info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrites:1"),
+        "AOF rewrite",
+    );
+    server.restart();
+    assert_eq!(key_state(&mut server.con(), "w"), expected);
+}
+
+#[test]
+fn a_window_is_a_real_redis_value() {
+    let server = Server::start();
+    let mut con = server.con();
+    for _ in 0..3 {
+        slide(&mut con, "w", 2, 3600, &["3", "5"]);
+    }
+    let key_type: String = redis::cmd("TYPE").arg("w").query(&mut con).unwrap();
+    assert_eq!(key_type, "guard-win");
+    let before = digest(&mut con, "w");
+    let copied: i64 = redis::cmd("COPY")
+        .arg("w")
+        .arg("c")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(copied, 1);
+    assert_eq!(digest(&mut con, "c"), before);
+    slide(&mut con, "c", 1, 3600, &["3"]);
+    assert_eq!(digest(&mut con, "w"), before, "the copy is independent");
+    let payload = dump(&mut con, "w");
+    restore(&mut con, "r", &payload).unwrap();
+    // The digest counts whether a key expires: give it w's expiry.
+    let _: i64 = redis::cmd("PEXPIREAT")
+        .arg("r")
+        .arg(pexpiretime(&mut con, "w"))
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(digest(&mut con, "r"), before);
+    let _: () = redis::cmd("DEBUG").arg("RELOAD").query(&mut con).unwrap();
+    assert_eq!(digest(&mut con, "w"), before);
+    let usage: i64 = redis::cmd("MEMORY")
+        .arg("USAGE")
+        .arg("w")
+        .query(&mut con)
+        .unwrap();
+    assert!(usage > 0 && usage < 1_000, "{usage}");
+    // The key expires a window after its last add.
+    let expiry = pexpiretime(&mut con, "w");
+    assert!((expiry - now_ms() - 3_600_000).abs() < 5_000, "{expiry}");
+}
+
+#[test]
+fn crafted_payloads_that_break_an_invariant_are_refused() {
+    let server = Server::start();
+    let mut con = server.con();
+    slide(&mut con, "w", 2, 60, &["3"]);
+    let real = dump(&mut con, "w");
+    let base = || Payload::like(&real);
+    // shape, buckets (number, sum)..., reports (threshold, at)...
+    let window = |shape: [i64; 2], buckets: &[(i64, i64)], reports: &[(i64, i64)]| {
+        let mut p = base().int(shape[0]).int(shape[1]).int(buckets.len() as i64);
+        for &(b, s) in buckets {
+            p = p.int(b).int(s);
+        }
+        p = p.int(reports.len() as i64);
+        for &(t, at) in reports {
+            p = p.int(t).int(at);
+        }
+        p.finish()
+    };
+    // Proven: a crafted valid one loads.
+    restore(
+        &mut con,
+        "ok",
+        &window([60_000, 60], &[(100, 2), (120, 3)], &[(3, 120_500)]),
+    )
+    .unwrap();
+    let reply: (i64, i64) = redis::cmd("MON.SLIDECHECK")
+        .arg("ok")
+        .arg(1)
+        .arg(60)
+        .arg(3)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(reply, (1, 0), "buckets from 1970 have aged out");
+    let too_many: Vec<(i64, i64)> = (0..61).map(|i| (i, 1)).collect();
+    let reports: Vec<(i64, i64)> = (1..=33).map(|t| (t, 1)).collect();
+    for (what, payload) in [
+        ("window 0.5 s", window([500, 1], &[], &[])),
+        ("7 buckets", window([60_000, 7], &[], &[])),
+        ("4000 buckets", window([4_000_000, 4_000], &[], &[])),
+        ("61 buckets stored", window([60_000, 60], &too_many, &[])),
+        ("out of order", window([60_000, 60], &[(5, 1), (4, 1)], &[])),
+        (
+            "a window apart",
+            window([60_000, 60], &[(5, 1), (65, 1)], &[]),
+        ),
+        ("an empty bucket", window([60_000, 60], &[(5, 0)], &[])),
+        (
+            "a sum past i64",
+            window([60_000, 60], &[(5, i64::MAX), (6, 1)], &[]),
+        ),
+        ("33 reports", window([60_000, 60], &[], &reports)),
+        (
+            "a threshold twice",
+            window([60_000, 60], &[], &[(3, 1), (3, 2)]),
+        ),
+        ("a threshold of 0", window([60_000, 60], &[], &[(0, 1)])),
+    ] {
+        let error = restore(&mut con, "w", &payload).expect_err(what);
+        assert!(
+            error.to_string().contains("Bad data format"),
+            "{what}: {error}"
+        );
+        assert_eq!(key_state(&mut con, "w").0, "guard-win", "{what}");
+    }
+}
