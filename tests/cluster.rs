@@ -47,6 +47,24 @@ fn routes_every_command_to_the_owner(cluster: &Cluster) {
         );
         assert_eq!(campaign::reserve(&mut con, &sale, "bob", &[]), (-2, 0));
         assert_eq!(campaign::confirm(&mut con, &sale, 1), 1);
+        let window = format!("window:{i}");
+        let slid: (i64, i64) = redis::cmd("MON.SLIDECHECK")
+            .arg(&window)
+            .arg(2)
+            .arg(60)
+            .arg(2)
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(slid, (2, 1));
+        let cards = format!("cards:{i}");
+        let seen: (i64, i64) = redis::cmd("MON.DISTINCT")
+            .arg(&cards)
+            .arg("card-1")
+            .arg(60)
+            .arg(1)
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(seen, (1, 1));
         let rate = format!("rate:{i}");
         assert_eq!(throttle(&mut con, &rate, 0, 1, 600, 1), [0, 1, 0, -1, 600]);
         assert_eq!(throttle(&mut con, &rate, 0, 1, 600, 1), [1, 1, 0, 600, 600]);

@@ -33,7 +33,14 @@ fn key(tag: usize, family: &str) -> String {
 
 /// Keys written once before a move and never during it (the load writes
 /// `counter`, `coupon`, `campaign` and `rate` under the same tags).
-const AT_REST: [&str; 4] = ["rest-counter", "rest-coupon", "rest-campaign", "rest-rate"];
+const AT_REST: [&str; 6] = [
+    "rest-counter",
+    "rest-coupon",
+    "rest-campaign",
+    "rest-rate",
+    "rest-window",
+    "rest-cards",
+];
 
 fn client(cluster: &Cluster) -> ClusterConnection {
     ClusterClient::builder(cluster.urls())
@@ -58,6 +65,10 @@ struct Seen {
     winners: HashMap<String, Vec<String>>,
     /// Campaign key → (claim, user, request id).
     claims: HashMap<String, Vec<(i64, String, String)>>,
+    /// Sliding-window key → (acknowledged adds, adds sent).
+    slides: HashMap<String, (i64, i64)>,
+    /// Distinct-count key → members added.
+    members: HashMap<String, Vec<String>>,
 }
 
 impl Seen {
@@ -75,6 +86,14 @@ impl Seen {
         for (k, claims) in other.claims {
             self.claims.entry(k).or_default().extend(claims);
         }
+        for (k, (acked, sent)) in other.slides {
+            let entry = self.slides.entry(k).or_default();
+            entry.0 += acked;
+            entry.1 += sent;
+        }
+        for (k, members) in other.members {
+            self.members.entry(k).or_default().extend(members);
+        }
     }
 
     fn acknowledged(&self) -> usize {
@@ -84,6 +103,12 @@ impl Seen {
             .sum::<usize>()
             + self.winners.values().map(Vec::len).sum::<usize>()
             + self.claims.values().map(Vec::len).sum::<usize>()
+            + self
+                .slides
+                .values()
+                .map(|(a, _)| *a as usize)
+                .sum::<usize>()
+            + self.members.values().map(Vec::len).sum::<usize>()
     }
 }
 
@@ -175,6 +200,32 @@ impl Writer {
             }
         }
 
+        let window = key(tag, &format!("{}:window", self.scenario));
+        let mut slide = redis::cmd("MON.SLIDECHECK");
+        slide.arg(&window).arg(1).arg(3_600).arg(1_000_000_000);
+        let sent_before = self.seen.calls;
+        let answered = self.call::<(i64, i64)>(&slide).is_some();
+        let sent = (self.seen.calls - sent_before) as i64;
+        let acked = answered && self.replicated(&window);
+        let entry = self.seen.slides.entry(window).or_default();
+        entry.0 += i64::from(acked);
+        entry.1 += sent;
+
+        let cards = key(tag, &format!("{}:cards", self.scenario));
+        let mut distinct = redis::cmd("MON.DISTINCT");
+        distinct
+            .arg(&cards)
+            .arg(&user)
+            .arg(3_600)
+            .arg(1_000_000_000);
+        if self.call::<(i64, i64)>(&distinct).is_some() && self.replicated(&cards) {
+            self.seen
+                .members
+                .entry(cards)
+                .or_default()
+                .push(user.clone());
+        }
+
         let mut throttle = redis::cmd("CL.THROTTLE");
         throttle
             .arg(key(tag, "rate"))
@@ -256,6 +307,20 @@ fn prepare(con: &mut ClusterConnection) {
         campaign::reserve(con, &rest, "carol", &[]);
         campaign::confirm(con, &rest, 2);
         throttle(con, &key(tag, "rest-rate"), 5, 1, 60, 1);
+        let _: Value = redis::cmd("MON.SLIDECHECK")
+            .arg(key(tag, "rest-window"))
+            .arg(3)
+            .arg(900)
+            .arg(2)
+            .query(con)
+            .unwrap();
+        let _: Value = redis::cmd("MON.DISTINCT")
+            .arg(key(tag, "rest-cards"))
+            .arg("card-1")
+            .arg(900)
+            .arg(2)
+            .query(con)
+            .unwrap();
         let _: i64 = redis::cmd("PEXPIRE")
             .arg(&rest)
             .arg(900_000)
@@ -299,6 +364,35 @@ fn check(con: &mut ClusterConnection, seen: &Seen, exact: bool, what: &str) {
         let members: HashSet<String> = redis::cmd("SMEMBERS").arg(coupon).query(con).unwrap();
         for user in users {
             assert!(members.contains(user), "{what}: {coupon} lost {user}");
+        }
+    }
+    for (window, (acked, sent)) in &seen.slides {
+        // One more add tells the sum: the checks end the scenario.
+        let (sum, _): (i64, i64) = redis::cmd("MON.SLIDECHECK")
+            .arg(window)
+            .arg(1)
+            .arg(3_600)
+            .arg(1_000_000_000)
+            .query(con)
+            .unwrap();
+        let value = sum - 1;
+        assert!(
+            *acked <= value && value <= *sent,
+            "{what}: {window} sums {value}, acknowledged {acked}, sent {sent}"
+        );
+        if exact {
+            assert_eq!(value, *acked, "{what}: {window}");
+        }
+    }
+    for (cards, users) in &seen.members {
+        let members: HashSet<String> = redis::cmd("ZRANGE")
+            .arg(cards)
+            .arg(0)
+            .arg(-1)
+            .query(con)
+            .unwrap();
+        for user in users {
+            assert!(members.contains(user), "{what}: {cards} lost {user}");
         }
     }
     for (key, acked) in &seen.claims {
