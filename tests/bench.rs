@@ -15,6 +15,7 @@ use std::sync::Barrier;
 use std::thread;
 use std::time::Instant;
 
+use common::payload::{dump, restore, Payload};
 use common::{redis_cell_module, Server};
 use redis::{Cmd, Connection};
 
@@ -28,14 +29,18 @@ const DECRCLAMP_LUA: &str = include_str!("../bench/scripts/decrclamp.lua");
 const COUPON_LUA: &str = include_str!("../bench/scripts/coupon_issue.lua");
 const THROTTLE_LUA: &str = include_str!("../bench/scripts/throttle.lua");
 const THROTTLE_ALL_LUA: &str = include_str!("../bench/scripts/throttle_all.lua");
+const SLIDECHECK_LUA: &str = include_str!("../bench/scripts/slidecheck.lua");
+const DISTINCT_LUA: &str = include_str!("../bench/scripts/distinct.lua");
 
 /// Every Lua twin, by the name its sha and its function go by.
-const SCRIPTS: [(&str, &str); 5] = [
+const SCRIPTS: [(&str, &str); 7] = [
     ("incrcheck", INCRCHECK_LUA),
     ("decrclamp", DECRCLAMP_LUA),
     ("coupon_issue", COUPON_LUA),
     ("throttle", THROTTLE_LUA),
     ("throttle_all", THROTTLE_ALL_LUA),
+    ("slidecheck", SLIDECHECK_LUA),
+    ("distinct", DISTINCT_LUA),
 ];
 
 /// One measured command line.
@@ -61,6 +66,10 @@ enum Family {
     Throttle,
     /// Two limiters per request, all or nothing.
     ThrottleAll,
+    /// A sliding window.
+    Slide,
+    /// Distinct members on a sorted set.
+    Distinct,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -71,8 +80,10 @@ enum Kind {
     FCall,
     /// The same command from another module (redis-cell), on its own server.
     Peer,
-    /// The same checks as separate calls, one limiter each.
-    Separate,
+    /// Another command of this module the row is measured against: the
+    /// same checks as separate calls (CL.THROTTLE for CL.THROTTLEALL), the
+    /// fixed window for the sliding one.
+    Sibling,
 }
 
 fn words(line: &str) -> Vec<String> {
@@ -101,6 +112,7 @@ fn cases(shas: &HashMap<&str, String>) -> Vec<Case> {
         &shas["throttle"],
         &shas["throttle_all"],
     );
+    let (slide, distinct) = (&shas["slidecheck"], &shas["distinct"]);
     // A per-user API limiter (1 a minute, bursts of 101) whose keys live
     // for the whole run: every call takes the allowed path, which writes.
     let limiter = "100 1 60 1";
@@ -256,9 +268,55 @@ fn cases(shas: &HashMap<&str, String>) -> Vec<Case> {
         case(
             "CL.THROTTLE (one limiter a call)",
             ThrottleAll,
-            Separate,
+            Sibling,
             "cl.throttle",
             format!("CL.THROTTLE sep:__rand_int__ {limiter}"),
+        ),
+        // Velocity over a sliding minute, thresholds never reached: the
+        // common path, which adds and propagates.
+        case(
+            "MON.SLIDECHECK",
+            Slide,
+            Native,
+            "mon.slidecheck",
+            "MON.SLIDECHECK slide:__rand_int__ 1 60 1000000000".into(),
+        ),
+        case(
+            "MON.INCRCHECK (fixed window)",
+            Slide,
+            Sibling,
+            "mon.incrcheck",
+            "MON.INCRCHECK fixed:__rand_int__ 1 60 1000000000".into(),
+        ),
+        case(
+            "EVALSHA slidecheck.lua (hash of buckets)",
+            Slide,
+            EvalSha,
+            "evalsha",
+            format!("EVALSHA {slide} 1 luaslide:__rand_int__ 1 60 60 1000000000"),
+        ),
+        case(
+            "ZADD (distinct ceiling)",
+            Distinct,
+            Ceiling,
+            "zadd",
+            "ZADD zadd:__rand_int__ 1 __rand_int__".into(),
+        ),
+        case(
+            "MON.DISTINCT",
+            Distinct,
+            Native,
+            "mon.distinct",
+            "MON.DISTINCT cards:__rand_int__ card:__rand_int__ 86400 1000000000".into(),
+        ),
+        case(
+            "EVALSHA distinct.lua",
+            Distinct,
+            EvalSha,
+            "evalsha",
+            format!(
+                "EVALSHA {distinct} 1 luacards:__rand_int__ card:__rand_int__ 86400 1000000000"
+            ),
         ),
         two_checks(case(
             "EVALSHA throttle_all.lua (2 limiters)",
@@ -416,6 +474,66 @@ fn setup(con: &mut Connection) -> HashMap<&'static str, String> {
     shas
 }
 
+/// Bytes per sliding-window key with every bucket holding adds (60 and
+/// 3,600 buckets), against the Lua twin's hash with the same buckets: the
+/// full windows are made by RESTORE of a crafted payload, as no client
+/// can fill 3,600 buckets of an hour without waiting for it.
+fn window_memory(con: &mut Connection) -> String {
+    let _: redis::Value = redis::cmd("MON.SLIDECHECK")
+        .arg("mem:seed")
+        .arg(1)
+        .arg(60)
+        .arg(1)
+        .query(con)
+        .unwrap();
+    let real = dump(con, "mem:seed");
+    let mut out = String::from(
+        "\n## Bytes per sliding window (`MEMORY USAGE`, every bucket holding adds)\n\n\
+         | buckets | MON.SLIDECHECK (guard-win) | Lua twin (hash of buckets) |\n|---|---|---|\n",
+    );
+    for (window_s, buckets) in [(60i64, 60i64), (3_600, 3_600)] {
+        let first = 1_800_000_000_000 / (window_s * 1000 / buckets);
+        let mut payload = Payload::like(&real)
+            .int(window_s * 1000)
+            .int(buckets)
+            .int(buckets);
+        let mut pipe = redis::pipe();
+        for b in 0..buckets {
+            payload = payload.int(first + b).int(1_000 + b);
+            pipe.cmd("HSET")
+                .arg("mem:lua")
+                .arg(first + b)
+                .arg(1_000 + b)
+                .ignore();
+        }
+        let payload = payload.int(0).finish();
+        let _: () = redis::cmd("DEL")
+            .arg("mem:win")
+            .arg("mem:lua")
+            .query(con)
+            .unwrap();
+        restore(con, "mem:win", &payload).unwrap();
+        let _: () = pipe.query(con).unwrap();
+        let usage = |con: &mut Connection, key: &str| -> i64 {
+            redis::cmd("MEMORY")
+                .arg("USAGE")
+                .arg(key)
+                .arg("SAMPLES")
+                .arg(0)
+                .query(con)
+                .unwrap()
+        };
+        writeln!(
+            out,
+            "| {buckets} | {} | {} |",
+            usage(con, "mem:win"),
+            usage(con, "mem:lua")
+        )
+        .unwrap();
+    }
+    out
+}
+
 /// A counter's MEMORY USAGE when made by MON.INCRCHECK and by INCRBY + EXPIRE.
 fn memory(con: &mut Connection) -> Vec<(i64, i64, i64)> {
     [1, 5_000, 123_456_789]
@@ -457,7 +575,28 @@ fn memory(con: &mut Connection) -> Vec<(i64, i64, i64)> {
 
 /// Every round's sample of each (case, pipeline), in round order.
 /// The issue's targets: (label, family, pipeline, compared with, ratio wanted).
-const TARGETS: [(&str, Family, u32, Kind, f64); 11] = [
+const TARGETS: [(&str, Family, u32, Kind, f64); 14] = [
+    (
+        "MON.SLIDECHECK / EVALSHA twin, -P 16",
+        Family::Slide,
+        16,
+        Kind::EvalSha,
+        2.0,
+    ),
+    (
+        "MON.SLIDECHECK / MON.INCRCHECK, -P 16",
+        Family::Slide,
+        16,
+        Kind::Sibling,
+        0.8,
+    ),
+    (
+        "MON.DISTINCT / EVALSHA twin, -P 16",
+        Family::Distinct,
+        16,
+        Kind::EvalSha,
+        2.0,
+    ),
     (
         "CL.THROTTLEALL / EVALSHA twin, checks/s, -P 16",
         Family::ThrottleAll,
@@ -469,7 +608,7 @@ const TARGETS: [(&str, Family, u32, Kind, f64); 11] = [
         "CL.THROTTLEALL / separate CL.THROTTLE calls, checks/s, -P 16",
         Family::ThrottleAll,
         16,
-        Kind::Separate,
+        Kind::Sibling,
         1.3,
     ),
     (
@@ -691,7 +830,7 @@ fn chart(cases: &[Case], results: &Results) -> String {
             Kind::EvalSha => "#c62828",
             Kind::FCall => "#ef6c00",
             Kind::Peer => "#1565c0",
-            Kind::Separate => "#6d4c41",
+            Kind::Sibling => "#6d4c41",
         };
         let y = 40 + i * row;
         let width = (ratio.min(1.5) / 1.5 * bar_width as f64) as usize;
@@ -788,6 +927,7 @@ fn main() {
     }
     let results = samples;
     let mut report = report(&cases, &results, &memory(&mut con), &version);
+    report.push_str(&window_memory(&mut con));
     report.push_str(&campaigns());
     report.push_str(&profile());
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench");
