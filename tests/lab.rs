@@ -192,6 +192,72 @@ fn main() {
     alerts(&server);
     refunds(&server);
     reservations(&server);
+    boundaries(&server);
+}
+
+/// Bursts in the boundary story, and the rule: 3 orders in 2 s.
+const BURSTS: usize = 9;
+const RULE_WINDOW_S: i64 = 2;
+const RULE_ORDERS: i64 = 3;
+
+/// One stream of orders replayed, in real time, against a fixed window
+/// (MON.INCRCHECK: the window opens with the first order) and a sliding
+/// one (MON.SLIDECHECK). Every 4 s: a lone order, then a burst of 3 orders
+/// within 0.4 s, 1.0 to 2.2 s later. Every burst is real (3 orders in
+/// 0.4 s); the fixed window misses those its end cuts in two.
+fn boundaries(server: &Server) {
+    let mut con = server.con();
+    let mut rng = Rng(SEED ^ 0xb0a7);
+    println!(
+        "## Window boundaries: {BURSTS} bursts of {RULE_ORDERS} orders within 0.4 s, each after \
+         a lone order, against \"{RULE_ORDERS} orders in {RULE_WINDOW_S} s\"\n"
+    );
+    println!("| implementation | real bursts | bursts caught | bursts missed |");
+    println!("|---|---|---|---|");
+    let start = std::time::Instant::now();
+    let at = |ms: u64| {
+        let target = std::time::Duration::from_millis(ms);
+        if let Some(wait) = target.checked_sub(start.elapsed()) {
+            std::thread::sleep(wait);
+        }
+    };
+    let (mut fixed, mut sliding) = (0, 0);
+    let threshold = RULE_ORDERS.to_string();
+    for burst in 0..BURSTS as u64 {
+        let base = 500 + burst * 4_000;
+        let lone = base + rng.below(1_000) as u64;
+        let gap = 1_000 + rng.below(1_200) as u64;
+        let mut caught = (false, false);
+        for (i, time) in [lone, lone + gap, lone + gap + 200, lone + gap + 400]
+            .into_iter()
+            .enumerate()
+        {
+            at(time);
+            let fixed_level = incrcheck(&mut con, "lab:fixed", 1, RULE_WINDOW_S, &[RULE_ORDERS]).1;
+            let (_, sliding_level): (i64, i64) = redis::cmd("MON.SLIDECHECK")
+                .arg("lab:sliding")
+                .arg(1)
+                .arg(RULE_WINDOW_S)
+                .arg(&threshold)
+                .query(&mut con)
+                .unwrap();
+            // Alerts during the burst count (the lone order alone never
+            // reaches 3).
+            if i > 0 {
+                caught.0 |= fixed_level > 0;
+                caught.1 |= sliding_level > 0;
+            }
+        }
+        fixed += usize::from(caught.0);
+        sliding += usize::from(caught.1);
+    }
+    for (name, caught) in [
+        ("`MON.INCRCHECK` (fixed window)", fixed),
+        ("`MON.SLIDECHECK` (sliding window)", sliding),
+    ] {
+        println!("| {name} | {BURSTS} | {caught} | {} |", BURSTS - caught);
+    }
+    println!();
 }
 
 /// What a buyer's checkout does once it has a place.
