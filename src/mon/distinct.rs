@@ -7,7 +7,7 @@ use super::rules;
 use super::thresholds::Thresholds;
 use crate::args;
 use crate::redis::{
-    callback, Arg, ArgDoc, Command, CommandKey, Ctx, EventClass, Handler, KeyAccess, Keys, ZsetCall,
+    callback, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, Handler, KeyAccess, Keys,
 };
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
@@ -63,19 +63,28 @@ impl Handler for MonDistinct {
         let now = ctx.now_ms();
         let request = MonDistinct::parse(&args[2..], now)?;
         let target = CommandKey::new(ctx, args[1]);
+        let mut key = target.open();
         // WRONGTYPE before anything is written.
-        target.open().zset_len()?;
-        target.zset_call(ZsetCall::DropUpTo(rules::distinct_cutoff(
-            now,
-            request.window_ms,
-        )))?;
-        let prev = target.open().zset_len()?;
-        let added = target.zset_call(ZsetCall::Add {
-            score: now,
-            member: args[2],
-        })?;
-        target.zset_call(ZsetCall::ExpireAt(request.expires_at_ms))?;
-        let distinct = rules::distinct(prev, added == 1, request.thresholds.as_slice());
+        key.zset_len()?;
+        let cutoff = rules::distinct_cutoff(now, request.window_ms);
+        if key.zset_drop_up_to(cutoff) > 0 {
+            target.notify(EventClass::SortedSet, c"zremrangebyscore");
+            target.replicate(Effect::ZsetDropUpTo(cutoff));
+        }
+        let prev = key.zset_len()?;
+        let (added, changed) = key.zset_add(now, args[2])?;
+        if changed {
+            target.notify(EventClass::SortedSet, c"zadd");
+            target.replicate(Effect::ZsetAdd {
+                score: now,
+                member: args[2],
+            });
+        }
+        key.set_expires_at_ms(request.expires_at_ms);
+        target.notify(EventClass::Generic, c"expire");
+        target.replicate(Effect::ExpireAt(request.expires_at_ms));
+        target.signal_modified();
+        let distinct = rules::distinct(prev, added, request.thresholds.as_slice());
         if distinct.level > 0 {
             stats::MON_DISTINCT_CROSSINGS.bump();
             target.notify(EventClass::String, c"mon.crossed");

@@ -1,7 +1,5 @@
-//! Set and sorted-set commands run through Redis itself: Redis 7.0 gives
-//! modules no low-level set API, and the nested sorted-set commands bring
-//! their own propagation (only when they changed something), keyspace
-//! events and WATCH signals, exactly as the client's own would.
+//! Set commands run through Redis itself: Redis 7.0 gives modules no
+//! low-level set API.
 
 use std::ffi::CStr;
 use std::os::raw::c_char;
@@ -22,60 +20,7 @@ pub enum SetCall {
     IsMember,
 }
 
-/// The sorted-set steps of MON.DISTINCT; each replicates itself, with
-/// absolute times, when it changed something.
-#[derive(Clone, Copy)]
-pub enum ZsetCall<'call> {
-    /// `ZREMRANGEBYSCORE key -inf cutoff`: how many were dropped.
-    DropUpTo(i64),
-    /// `ZADD key score member`: 1 added, 0 re-scored.
-    Add { score: i64, member: Arg<'call> },
-    /// `PEXPIREAT key at_ms`: 1.
-    ExpireAt(i64),
-}
-
 impl CommandKey<'_> {
-    /// Runs a sorted-set step on this key. No handle of this key may be
-    /// open.
-    pub fn zset_call(self, call: ZsetCall) -> Result<i64, ErrorReply> {
-        let (ctx, key) = (self.ctx.as_ptr(), self.name.as_ptr());
-        // SAFETY: each format matches the arguments after it (s: a
-        // RedisModuleString, c: a C string, l: a long long; `!`:
-        // replicate); the reply is read, then freed once.
-        unsafe {
-            let call_fn = raw::RedisModule_Call.unwrap();
-            let reply = match call {
-                ZsetCall::DropUpTo(cutoff) => call_fn(
-                    ctx,
-                    c"ZREMRANGEBYSCORE".as_ptr(),
-                    c"!scl".as_ptr(),
-                    key,
-                    c"-inf".as_ptr(),
-                    cutoff,
-                ),
-                ZsetCall::Add { score, member } => call_fn(
-                    ctx,
-                    c"ZADD".as_ptr(),
-                    c"!sls".as_ptr(),
-                    key,
-                    score,
-                    member.as_ptr(),
-                ),
-                ZsetCall::ExpireAt(at_ms) => {
-                    call_fn(ctx, c"PEXPIREAT".as_ptr(), c"!sl".as_ptr(), key, at_ms)
-                }
-            };
-            if reply.is_null() {
-                return Err(ErrorReply::new(
-                    "ERR nested sorted-set command could not run",
-                ));
-            }
-            let result = integer_reply(reply);
-            raw::RedisModule_FreeCallReply.unwrap()(reply);
-            result
-        }
-    }
-
     /// Runs a set command on this key. SADD and SREM bring their own
     /// propagation, keyspace events and WATCH signal, and replicate only
     /// when they changed something. No handle of this key may be open.

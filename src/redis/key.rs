@@ -26,6 +26,7 @@ pub enum EventClass {
     Set = raw::REDISMODULE_NOTIFY_SET as isize,
     /// Module data types' events (`d` in notify-keyspace-events).
     Module = raw::REDISMODULE_NOTIFY_MODULE as isize,
+    SortedSet = raw::REDISMODULE_NOTIFY_ZSET as isize,
 }
 
 /// What a command changed, as the plain Redis write that reproduces it on a
@@ -39,6 +40,12 @@ pub enum Effect<'call> {
     SetKeepTtl(i64),
     /// `SET key value PXAT at_ms`
     SetExpiringAt { value: i64, at_ms: i64 },
+    /// `ZREMRANGEBYSCORE key -inf cutoff`
+    ZsetDropUpTo(i64),
+    /// `ZADD key score member`
+    ZsetAdd { score: i64, member: Arg<'call> },
+    /// `PEXPIREAT key at_ms`
+    ExpireAt(i64),
 }
 
 /// The key named by the running command (argv[1]): what its effects,
@@ -105,8 +112,8 @@ impl<'call> CommandKey<'call> {
         }
     }
 
-    /// Propagates the effect of this command to replicas and the AOF: one
-    /// plain write per call, so no MULTI/EXEC wrapper is needed.
+    /// Propagates an effect of this command to replicas and the AOF: a
+    /// plain write; several in one call travel in one MULTI/EXEC.
     pub fn replicate(self, effect: Effect) {
         let (ctx, key) = (self.ctx.as_ptr(), self.name.as_ptr());
         // SAFETY: each format string matches the arguments passed after it
@@ -138,6 +145,25 @@ impl<'call> CommandKey<'call> {
                     c"PXAT".as_ptr(),
                     at_ms,
                 ),
+                Effect::ZsetDropUpTo(cutoff) => replicate(
+                    ctx,
+                    c"ZREMRANGEBYSCORE".as_ptr(),
+                    c"scl".as_ptr(),
+                    key,
+                    c"-inf".as_ptr(),
+                    cutoff,
+                ),
+                Effect::ZsetAdd { score, member } => replicate(
+                    ctx,
+                    c"ZADD".as_ptr(),
+                    c"sls".as_ptr(),
+                    key,
+                    score,
+                    member.as_ptr(),
+                ),
+                Effect::ExpireAt(at_ms) => {
+                    replicate(ctx, c"PEXPIREAT".as_ptr(), c"sl".as_ptr(), key, at_ms)
+                }
             };
         }
     }
@@ -320,6 +346,70 @@ impl OpenKey<'_> {
             }
             _ => Err(WRONGTYPE),
         }
+    }
+
+    /// Removes the members of this sorted set scored `cutoff` or less; how
+    /// many. An emptied set is deleted, as ZREMRANGEBYSCORE does.
+    pub fn zset_drop_up_to(&mut self, cutoff: i64) -> usize {
+        let (handle, ctx) = (self.handle.as_ptr(), self._key.ctx.as_ptr());
+        let mut dropped = Vec::new();
+        // SAFETY: a sorted-set key open for writing (the caller checked
+        // the type); the range is walked to its end and stopped before any
+        // member is removed; each member string Redis returns is ours,
+        // removed, then freed once on this context.
+        unsafe {
+            let started = raw::RedisModule_ZsetFirstInScoreRange.unwrap()(
+                handle,
+                raw::REDISMODULE_NEGATIVE_INFINITE,
+                cutoff as f64,
+                0,
+                0,
+            );
+            if started == raw::REDISMODULE_OK as c_int {
+                while raw::RedisModule_ZsetRangeEndReached.unwrap()(handle) == 0 {
+                    let mut score = 0.0;
+                    let member =
+                        raw::RedisModule_ZsetRangeCurrentElement.unwrap()(handle, &mut score);
+                    if member.is_null() {
+                        break;
+                    }
+                    dropped.push(member);
+                    if raw::RedisModule_ZsetRangeNext.unwrap()(handle) == 0 {
+                        break;
+                    }
+                }
+                raw::RedisModule_ZsetRangeStop.unwrap()(handle);
+            }
+            for &member in &dropped {
+                raw::RedisModule_ZsetRem.unwrap()(handle, member, std::ptr::null_mut());
+                raw::RedisModule_FreeString.unwrap()(ctx, member);
+            }
+        }
+        dropped.len()
+    }
+
+    /// Adds `member` with `score`, or re-scores it: whether it was new,
+    /// and whether anything changed (a re-score to the same score does not).
+    pub fn zset_add(&mut self, score: i64, member: Arg<'_>) -> Result<(bool, bool), ErrorReply> {
+        let mut flags: c_int = 0;
+        // SAFETY: a key open for writing, empty or a sorted set; the
+        // member is a live argument of this call.
+        let added = unsafe {
+            raw::RedisModule_ZsetAdd.unwrap()(
+                self.handle.as_ptr(),
+                score as f64,
+                member.as_ptr(),
+                &mut flags,
+            )
+        };
+        if added != raw::REDISMODULE_OK as c_int {
+            return Err(ErrorReply::new(
+                "ERR redis-guard could not add to the sorted set",
+            ));
+        }
+        let flags = flags as u32;
+        let new = flags & raw::REDISMODULE_ZADD_ADDED != 0;
+        Ok((new, new || flags & raw::REDISMODULE_ZADD_UPDATED != 0))
     }
 
     /// A set's cardinality without a nested call: 0 for a missing key,

@@ -16,7 +16,7 @@ mod key;
 mod load;
 
 pub use alloc::ModuleAlloc;
-pub use call::{SetCall, ZsetCall};
+pub use call::SetCall;
 pub use command::{
     callback, callback_finding_keys, Arg, ArgDoc, Command, Ctx, FindsKeys, Handler, KeyAccess, Keys,
 };
