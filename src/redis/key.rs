@@ -112,6 +112,53 @@ impl<'call> CommandKey<'call> {
         }
     }
 
+    /// Propagates `name key op numbers... [op numbers...]` (ops of one or
+    /// two integers, as a module type's apply command carries them) in one
+    /// command, building no strings here. Only the shapes of the hot paths
+    /// (2 + 1 and 2 + 2 + 1 numbers); false for any other, which the caller
+    /// sends through [`CommandKey::replicate_command`].
+    pub fn replicate_ops(self, name: &CStr, ops: &[(&CStr, [i64; 2], usize)]) -> bool {
+        let (ctx, key) = (self.ctx.as_ptr(), self.name.as_ptr());
+        // SAFETY: each format matches the arguments after it (s: the key,
+        // c: an op's NUL-terminated name, l: a long long).
+        unsafe {
+            let replicate = raw::RedisModule_Replicate.unwrap();
+            match ops {
+                [(a, [a1, a2], 2), (b, [b1, _], 1)] => {
+                    replicate(
+                        ctx,
+                        name.as_ptr(),
+                        c"scllcl".as_ptr(),
+                        key,
+                        a.as_ptr(),
+                        *a1,
+                        *a2,
+                        b.as_ptr(),
+                        *b1,
+                    );
+                }
+                [(a, [a1, a2], 2), (b, [b1, b2], 2), (c, [c1, _], 1)] => {
+                    replicate(
+                        ctx,
+                        name.as_ptr(),
+                        c"scllcllcl".as_ptr(),
+                        key,
+                        a.as_ptr(),
+                        *a1,
+                        *a2,
+                        b.as_ptr(),
+                        *b1,
+                        *b2,
+                        c.as_ptr(),
+                        *c1,
+                    );
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+
     /// Propagates an effect of this command to replicas and the AOF: a
     /// plain write; several in one call travel in one MULTI/EXEC.
     pub fn replicate(self, effect: Effect) {

@@ -58,20 +58,26 @@ pub enum Effect {
 
 pub type WireError = &'static str;
 
+/// An op of the wire format: its name and its numbers (the first `len`).
+pub type Op = (&'static CStr, [i64; 2], usize);
+
+/// The one mapping from effects to ops.
+pub fn op(effect: &Effect) -> Op {
+    match *effect {
+        Effect::Create(shape) => (c"CREATE", [shape.window_ms, shape.buckets], 2),
+        Effect::Add { bucket, amount } => (c"ADD", [bucket, amount], 2),
+        Effect::Report { threshold, at_ms } => (c"REPORT", [threshold, at_ms], 2),
+        Effect::ExpireAt(at_ms) => (c"PEXPIREAT", [at_ms, 0], 1),
+    }
+}
+
 /// The arguments after the key that carry `effects`.
 pub fn to_args(effects: &[Effect]) -> Vec<Vec<u8>> {
     let mut args = Vec::with_capacity(effects.len() * 3);
-    let mut op = |name: &[u8], numbers: &[i64]| {
-        args.push(name.to_vec());
-        args.extend(numbers.iter().map(|n| n.to_string().into_bytes()));
-    };
     for effect in effects {
-        match *effect {
-            Effect::Create(shape) => op(b"CREATE", &[shape.window_ms, shape.buckets]),
-            Effect::Add { bucket, amount } => op(b"ADD", &[bucket, amount]),
-            Effect::Report { threshold, at_ms } => op(b"REPORT", &[threshold, at_ms]),
-            Effect::ExpireAt(at_ms) => op(b"PEXPIREAT", &[at_ms]),
-        }
+        let (name, numbers, len) = op(effect);
+        args.push(name.to_bytes().to_vec());
+        args.extend(numbers[..len].iter().map(|n| n.to_string().into_bytes()));
     }
     args
 }

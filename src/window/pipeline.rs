@@ -73,7 +73,11 @@ fn carry_out(
         }
     }
     if applied > 0 {
-        target.replicate_command(APPLY_COMMAND, &effect::to_args(&effects[..applied]));
+        let effects = &effects[..applied];
+        let ops: Vec<effect::Op> = effects.iter().map(effect::op).collect();
+        if !target.replicate_ops(APPLY_COMMAND, &ops) {
+            target.replicate_command(APPLY_COMMAND, &effect::to_args(effects));
+        }
         target.signal_modified();
     }
     failure.map_or(Ok(()), Err)
