@@ -196,20 +196,21 @@ fn main() {
 }
 
 /// Bursts in the boundary story, and the rule: 3 orders in 2 s.
-const BURSTS: usize = 9;
+const BURSTS: usize = 8;
 const RULE_WINDOW_S: i64 = 2;
 const RULE_ORDERS: i64 = 3;
 
 /// One stream of orders replayed, in real time, against a fixed window
 /// (MON.INCRCHECK: the window opens with the first order) and a sliding
-/// one (MON.SLIDECHECK). Every 4 s: a lone order, then a burst of 3 orders
-/// within 0.4 s, 1.0 to 2.2 s later. Every burst is real (3 orders in
-/// 0.4 s); the fixed window misses those its end cuts in two.
+/// one (MON.SLIDECHECK). Every 8 s (quiet in between): a lone order, then
+/// a burst of 3 orders over 1 s starting 0.5 to 2.25 s later, in even
+/// steps, so the fixed window's end falls at every phase of the burst.
+/// Every burst is real (3 orders in 1 s); the fixed window misses those
+/// its end cuts into 1 + 2 (a start 1.5 to 2 s after the lone order).
 fn boundaries(server: &Server) {
     let mut con = server.con();
-    let mut rng = Rng(SEED ^ 0xb0a7);
     println!(
-        "## Window boundaries: {BURSTS} bursts of {RULE_ORDERS} orders within 0.4 s, each after \
+        "## Window boundaries: {BURSTS} bursts of {RULE_ORDERS} orders within 1 s, each after \
          a lone order, against \"{RULE_ORDERS} orders in {RULE_WINDOW_S} s\"\n"
     );
     println!("| implementation | real bursts | bursts caught | bursts missed |");
@@ -224,11 +225,11 @@ fn boundaries(server: &Server) {
     let (mut fixed, mut sliding) = (0, 0);
     let threshold = RULE_ORDERS.to_string();
     for burst in 0..BURSTS as u64 {
-        let base = 500 + burst * 4_000;
-        let lone = base + rng.below(1_000) as u64;
-        let gap = 1_000 + rng.below(1_200) as u64;
+        let base = 500 + burst * 8_000;
+        let lone = base;
+        let gap = 500 + burst * 250;
         let mut caught = (false, false);
-        for (i, time) in [lone, lone + gap, lone + gap + 200, lone + gap + 400]
+        for (i, time) in [lone, lone + gap, lone + gap + 500, lone + gap + 1_000]
             .into_iter()
             .enumerate()
         {
