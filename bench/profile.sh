@@ -51,4 +51,7 @@ sismember|SISMEMBER soldout user:__rand_int__
 soldout|COUPON.ISSUE soldout user:__rand_int__ 1
 throttle|CL.THROTTLE thr:__rand_int__ 100 1 60 1
 cell|CL.THROTTLE thr:__rand_int__ 100 1 60 1
+throttleall|CL.THROTTLEALL 2 tha:__rand_int__ 100 1 60 thd:__rand_int__ 1000 1 86400
+slidecheck|MON.SLIDECHECK win:__rand_int__ 1 60 1000000000
+distinct|MON.DISTINCT dst:__rand_int__ m:__rand_int__ 86400 1000000000
 CASES
