@@ -93,9 +93,10 @@ fn each_limiter_is_judged_as_cl_throttle_judges_it_all_or_nothing() {
             let (limited, _, _) = matches_the_rule(
                 || throttle_all(&mut con, &args),
                 |now| {
-                    let verdict = all_or_nothing::decide(&tats, now, &rates).unwrap();
+                    let inputs: Vec<_> = tats.iter().copied().zip(rates).collect();
+                    let verdict = all_or_nothing::decide(&inputs, now).unwrap();
                     let limited = i64::from(verdict.limited);
-                    (limited, verdict.retry_after_s, verdict.replies)
+                    (limited, verdict.retry_after_s, verdict.replies())
                 },
                 &format!("step {step}"),
             );

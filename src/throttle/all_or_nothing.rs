@@ -3,7 +3,7 @@
 //! consumes or none does. A request that one limit refuses takes no place
 //! from the others.
 
-use super::gcra::{self, Decision, Rate, Stored};
+use super::gcra::{self, Decision, Rate};
 use crate::reply::ErrorReply;
 
 /// What CL.THROTTLEALL answers and stores.
@@ -13,54 +13,51 @@ pub struct Verdict {
     /// -1 when allowed, or when a refusing limiter can never allow this
     /// quantity; else the longest wait among the refusing limiters.
     pub retry_after_s: i64,
-    /// Per limiter, in order: its reply with this quantity when the call is
-    /// allowed; when refused, a refusing limiter's refused reply, and for
-    /// the others their state unconsumed (the reply of quantity 0).
-    pub replies: Vec<[i64; 5]>,
-    /// The TATs to store, per limiter: all of them (those with something
-    /// to store) when allowed, none when refused.
-    pub stores: Vec<Option<Stored>>,
+    /// Per limiter, in order, the decision it answers with: its own with
+    /// this quantity when the call is allowed (its `store` is what to
+    /// write); when refused, a refusing limiter's own and for the others
+    /// their state unconsumed (quantity 0), none of them storing anything.
+    pub cells: Vec<Decision>,
 }
 
-/// `tats[i]` is limiter `i`'s stored TAT (`None`: no key), `rates[i]` its
+/// `inputs[i]` is limiter `i`'s stored TAT (`None`: no key) and its
 /// arguments with the call's quantity. The only error is a TAT that would
 /// pass i64::MAX, as for CL.THROTTLE; nothing is stored then.
-pub fn decide(tats: &[Option<i64>], now_ns: i64, rates: &[Rate]) -> Result<Verdict, ErrorReply> {
-    let decisions: Vec<Decision> = tats
+pub fn decide(inputs: &[(Option<i64>, Rate)], now_ns: i64) -> Result<Verdict, ErrorReply> {
+    let mut cells = inputs
         .iter()
-        .zip(rates)
         .map(|(tat, rate)| gcra::decide(*tat, now_ns, rate))
-        .collect::<Result<_, _>>()?;
-    let refusing: Vec<&Decision> = decisions.iter().filter(|d| d.limited).collect();
-    if refusing.is_empty() {
+        .collect::<Result<Vec<Decision>, _>>()?;
+    if !cells.iter().any(|d| d.limited) {
         return Ok(Verdict {
             limited: false,
             retry_after_s: -1,
-            replies: decisions.iter().map(Decision::reply).collect(),
-            stores: decisions.iter().map(|d| d.store).collect(),
+            cells,
         });
     }
-    let never = refusing.iter().any(|d| d.retry_after_s == -1);
-    let retry_after_s = if never {
+    let refusing = || cells.iter().filter(|d| d.limited);
+    let retry_after_s = if refusing().any(|d| d.retry_after_s == -1) {
         -1
     } else {
-        refusing.iter().map(|d| d.retry_after_s).max().unwrap_or(-1)
+        refusing().map(|d| d.retry_after_s).max().unwrap_or(-1)
     };
-    let mut replies = Vec::with_capacity(decisions.len());
-    for ((decision, tat), rate) in decisions.iter().zip(tats).zip(rates) {
-        let reply = if decision.limited {
-            decision.reply()
-        } else {
-            gcra::decide(*tat, now_ns, &rate.peek())?.reply()
-        };
-        replies.push(reply);
+    for (cell, (tat, rate)) in cells.iter_mut().zip(inputs) {
+        if !cell.limited {
+            *cell = gcra::decide(*tat, now_ns, &rate.peek())?;
+        }
     }
     Ok(Verdict {
         limited: true,
         retry_after_s,
-        replies,
-        stores: vec![None; decisions.len()],
+        cells,
     })
+}
+
+impl Verdict {
+    /// The per-limiter replies, in order.
+    pub fn replies(&self) -> Vec<[i64; 5]> {
+        self.cells.iter().map(Decision::reply).collect()
+    }
 }
 
 #[cfg(test)]
@@ -75,6 +72,18 @@ mod tests {
         Rate::new(burst, 1, period, q).unwrap()
     }
 
+    fn inputs(tats: &[Option<i64>], rates: &[Rate]) -> Vec<(Option<i64>, Rate)> {
+        tats.iter().copied().zip(rates.iter().copied()).collect()
+    }
+
+    fn judge(tats: &[Option<i64>], rates: &[Rate]) -> Verdict {
+        decide(&inputs(tats, rates), NOW).unwrap()
+    }
+
+    fn stores(v: &Verdict) -> Vec<Option<gcra::Stored>> {
+        v.cells.iter().map(|d| d.store).collect()
+    }
+
     /// Runs CL.THROTTLE's rule alone on each limiter.
     fn alone(tats: &[Option<i64>], rates: &[Rate]) -> Vec<Decision> {
         tats.iter()
@@ -86,35 +95,28 @@ mod tests {
     #[test]
     fn when_every_limiter_allows_each_answers_and_stores_as_alone() {
         let (tats, rates) = ([None, Some(NOW + 3 * S)], [rate(2, 1, 1), rate(9, 1, 1)]);
-        let verdict = decide(&tats, NOW, &rates).unwrap();
+        let verdict = judge(&tats, &rates);
         let alone = alone(&tats, &rates);
         assert!(!verdict.limited);
         assert_eq!(verdict.retry_after_s, -1);
-        assert_eq!(
-            verdict.replies,
-            alone.iter().map(Decision::reply).collect::<Vec<_>>()
-        );
-        assert_eq!(
-            verdict.stores,
-            alone.iter().map(|d| d.store).collect::<Vec<_>>()
-        );
-        assert!(verdict.stores.iter().all(Option::is_some));
+        assert_eq!(verdict.cells, alone);
+        assert!(stores(&verdict).iter().all(Option::is_some));
     }
 
     #[test]
     fn one_refusal_consumes_nothing_anywhere() {
         // The second limiter is full: 3 in flight of 3.
         let (tats, rates) = ([None, Some(NOW + 3 * S)], [rate(2, 1, 1), rate(2, 1, 1)]);
-        let verdict = decide(&tats, NOW, &rates).unwrap();
+        let verdict = judge(&tats, &rates);
         assert!(verdict.limited);
-        assert_eq!(verdict.stores, [None, None]);
+        assert_eq!(stores(&verdict), [None, None]);
         // The refusing limiter's own reply; the other one unconsumed.
         let alone = alone(&tats, &rates);
         assert!(alone[1].limited);
-        assert_eq!(verdict.replies[1], alone[1].reply());
+        assert_eq!(verdict.replies()[1], alone[1].reply());
         let peek = gcra::decide(None, NOW, &rates[0].peek()).unwrap();
-        assert_eq!(verdict.replies[0], peek.reply());
-        assert_eq!(verdict.replies[0][2], 3, "all 3 places left");
+        assert_eq!(verdict.replies()[0], peek.reply());
+        assert_eq!(verdict.replies()[0][2], 3, "all 3 places left");
         assert_eq!(verdict.retry_after_s, alone[1].retry_after_s);
     }
 
@@ -123,11 +125,11 @@ mod tests {
         let full = |period: i64| Some(NOW + 3 * period * S);
         let tats = [full(1), full(10), None];
         let rates = [rate(2, 1, 1), rate(2, 10, 1), rate(0, 1, 1)];
-        let verdict = decide(&tats, NOW, &rates).unwrap();
+        let verdict = judge(&tats, &rates);
         assert_eq!(verdict.retry_after_s, 10);
         // A quantity above one limiter's burst can never be allowed: -1.
         let rates = [rate(2, 1, 1), rate(9, 10, 5), rate(0, 1, 5)];
-        let verdict = decide(&[full(1), None, None], NOW, &rates).unwrap();
+        let verdict = judge(&[full(1), None, None], &rates);
         assert!(verdict.limited);
         assert_eq!(verdict.retry_after_s, -1);
     }
@@ -136,16 +138,20 @@ mod tests {
     fn quantity_zero_is_a_peek_that_stores_nothing() {
         let tats = [Some(NOW + S), None];
         let rates = [rate(2, 1, 0), rate(0, 60, 0)];
-        let verdict = decide(&tats, NOW, &rates).unwrap();
+        let verdict = judge(&tats, &rates);
         assert!(!verdict.limited);
-        assert_eq!(verdict.stores, [None, None]);
-        assert_eq!(verdict.replies[0][2], 2, "one of 3 in flight");
+        assert_eq!(stores(&verdict), [None, None]);
+        assert_eq!(verdict.replies()[0][2], 2, "one of 3 in flight");
     }
 
     #[test]
     fn an_overflowing_arrival_time_is_an_error_for_the_whole_call() {
         // A burst as long as i64 allows: the call is allowed, its TAT overflows.
         let huge = Rate::new(i64::MAX / S - 1, 1, 1, 1).unwrap();
-        assert!(decide(&[None, Some(i64::MAX - 1)], NOW, &[rate(2, 1, 1), huge]).is_err());
+        assert!(decide(
+            &inputs(&[None, Some(i64::MAX - 1)], &[rate(2, 1, 1), huge]),
+            NOW
+        )
+        .is_err());
     }
 }

@@ -27,7 +27,7 @@ pub const COMMAND: Command = Command {
 };
 
 /// A limiter's `max_burst count period`, each checked as an argument.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Limit {
     pub max_burst: i64,
     pub count: i64,

@@ -81,7 +81,7 @@ impl ThrottleAll {
             )));
         }
         let (groups, options) = rest.split_at(n * GROUP);
-        let mut limits = Vec::with_capacity(n);
+        let mut limits = [(0, Limit::default()); MAX_LIMITERS as usize];
         for (i, group) in groups.chunks_exact(GROUP).enumerate() {
             let [key, max_burst, count, period] = group else {
                 unreachable!("chunks of GROUP")
@@ -96,16 +96,16 @@ impl ThrottleAll {
             let limit = Limit::parse(max_burst, count, period)?;
             // Overflows of the group's own arguments, before QUANTITY's.
             limit.rate(0)?;
-            limits.push((2 + i * GROUP, limit));
+            limits[i] = (2 + i * GROUP, limit);
         }
         let mut quantity = 1;
         args::options(options, &["QUANTITY"], |_, value| {
             quantity = args::non_negative(value, "quantity")?;
             Ok(())
         })?;
-        let limiters = limits
-            .into_iter()
-            .map(|(at, limit)| Ok((at, limit.rate(quantity)?)))
+        let limiters = limits[..n]
+            .iter()
+            .map(|&(at, limit)| Ok((at, limit.rate(quantity)?)))
             .collect::<Result<_, ErrorReply>>()?;
         Ok(ThrottleAll { limiters })
     }
@@ -115,22 +115,24 @@ impl Handler for ThrottleAll {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::THROTTLE_ALL_CALLS.bump();
         let request = ThrottleAll::parse(&args[1..])?;
-        let targets: Vec<CommandKey> = request
+        let mut keys: Vec<(CommandKey, _)> = request
             .limiters
             .iter()
-            .map(|&(at, _)| CommandKey::new(ctx, args[at]))
+            .map(|&(at, _)| {
+                let target = CommandKey::new(ctx, args[at]);
+                (target, target.open())
+            })
             .collect();
-        let mut keys: Vec<_> = targets.iter().map(|target| target.open()).collect();
-        let tats = keys
+        let inputs = keys
             .iter()
-            .map(|key| key.read_integer())
-            .collect::<Result<Vec<_>, _>>()?;
-        let rates: Vec<Rate> = request.limiters.iter().map(|&(_, rate)| rate).collect();
+            .zip(&request.limiters)
+            .map(|((_, key), &(_, rate))| Ok((key.read_integer()?, rate)))
+            .collect::<Result<Vec<_>, ErrorReply>>()?;
         // One clock reading for every limiter.
-        let verdict = all_or_nothing::decide(&tats, now_ns(), &rates)?;
-        for ((target, key), stored) in targets.iter().zip(&mut keys).zip(&verdict.stores) {
-            if let Some(stored) = stored {
-                store(*target, key, *stored)?;
+        let verdict = all_or_nothing::decide(&inputs, now_ns())?;
+        for ((target, key), cell) in keys.iter_mut().zip(&verdict.cells) {
+            if let Some(stored) = cell.store {
+                store(*target, key, stored)?;
             }
         }
         if verdict.limited {
@@ -138,15 +140,14 @@ impl Handler for ThrottleAll {
         } else {
             stats::THROTTLE_ALL_ALLOWED.bump();
         }
-        let mut reply = vec![
-            Reply::Integer(i64::from(verdict.limited)),
-            Reply::Integer(verdict.retry_after_s),
-        ];
+        let mut reply = Vec::with_capacity(2 + verdict.cells.len());
+        reply.push(Reply::Integer(i64::from(verdict.limited)));
+        reply.push(Reply::Integer(verdict.retry_after_s));
         reply.extend(
             verdict
-                .replies
+                .cells
                 .iter()
-                .map(|limiter| Reply::Integers((*limiter).into())),
+                .map(|cell| Reply::Integers(cell.reply().into())),
         );
         Ok(Reply::Array(reply))
     }
