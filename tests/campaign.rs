@@ -5,18 +5,11 @@
 mod common;
 
 use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use common::campaign::*;
 use common::*;
 use redis::{Connection, Value};
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
 
 fn error(con: &mut Connection, args: &[&str]) -> String {
     let error = redis::cmd(args[0])

@@ -328,11 +328,7 @@ fn copies_written_while_their_source_is_freed_on_the_lazyfree_thread() {
 /// The largest HOLD the server accepts now, plus `margin_ms` to spare:
 /// a clock that is later by more than that would refuse it.
 fn hold_at_the_limit(margin_ms: i64) -> i64 {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
-    (i64::MAX - now - margin_ms) / 1000
+    (i64::MAX - now_ms() - margin_ms) / 1000
 }
 
 #[test]

@@ -7,7 +7,7 @@
 mod common;
 
 use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use common::campaign::*;
 use common::rng::Rng;
@@ -16,13 +16,6 @@ use redis::{Connection, Value};
 use redis_guard::campaign::effect::Settings;
 use redis_guard::campaign::rules::{self, Reservation};
 use redis_guard::campaign::store::{Campaign, ClaimState};
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
 
 /// A campaign that has seen everything: held, confirmed, released,
 /// expired (some reclaimed, one not), request ids, several users.

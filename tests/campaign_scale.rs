@@ -11,18 +11,11 @@ mod common;
 
 use std::collections::HashMap;
 use std::thread;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use common::campaign::*;
 use common::*;
 use redis::Connection;
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)

@@ -6,20 +6,13 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use common::crowd::Crowd;
 use common::rng::Rng;
 use common::*;
 use redis::Connection;
 use redis_guard::mon::rules;
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
 
 fn distinct(
     con: &mut Connection,

@@ -5,7 +5,7 @@
 mod common;
 
 use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use common::*;
 use redis::Connection;
@@ -92,13 +92,6 @@ fn calls_that_change_nothing_propagate_nothing() {
     decrclamp(&mut con, "missing", 1);
     incrcheck(&mut con, "c", 1, 10, &[5]);
     assert!(info_field(&mut con, "master_repl_offset") > offset);
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
 }
 
 #[test]

@@ -6,7 +6,7 @@
 mod common;
 
 use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use common::campaign::digest;
 use common::crowd::Crowd;
@@ -19,13 +19,6 @@ use redis_guard::window::effect::{Effect, Shape};
 use redis_guard::window::rules::{self, Slide};
 use redis_guard::window::store::Window;
 use redis_guard::ModuleValue;
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
 
 fn slide(
     con: &mut Connection,

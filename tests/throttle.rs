@@ -5,17 +5,8 @@
 
 mod common;
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use common::*;
 use redis::{Connection, Value};
-
-fn now_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64
-}
 
 fn get(con: &mut Connection, key: &str) -> Option<String> {
     redis::cmd("GET").arg(key).query(con).unwrap()

@@ -6,20 +6,13 @@
 mod common;
 
 use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use common::crowd::Crowd;
 use common::*;
 use redis::{Connection, Value};
 use redis_guard::throttle::all_or_nothing;
 use redis_guard::throttle::gcra::{self, Rate};
-
-fn now_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64
-}
 
 /// `[limited, retry_after, [5 integers] per key]`
 type Reply = (i64, i64, Vec<[i64; 5]>);

@@ -352,6 +352,20 @@ impl Drop for Server {
     }
 }
 
+/// The wall clock in ms since the Unix epoch: the servers under test run
+/// on this machine and read the same clock.
+pub fn now_ms() -> i64 {
+    now_ns() / 1_000_000
+}
+
+/// The same in ns, as CL.THROTTLE keeps its times.
+pub fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
+}
+
 /// One field of `INFO everything` as an integer.
 pub fn info_field(con: &mut Connection, field: &str) -> i64 {
     let info: String = redis::cmd("INFO").arg("everything").query(con).unwrap();
