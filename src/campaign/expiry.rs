@@ -48,8 +48,10 @@ impl ExpiryIndex {
 
     pub fn insert(&mut self, entry: Entry) {
         if self.blocks.is_empty() {
-            // Grown as needed: a user's own index often holds one entry.
-            self.blocks.push(Vec::new());
+            // A user's own index mostly holds one entry: room for one, and
+            // grown by doubling from there.
+            self.blocks.reserve_exact(1);
+            self.blocks.push(Vec::with_capacity(1));
         }
         let index = self.block_for(&entry);
         let block = &mut self.blocks[index];
