@@ -97,11 +97,6 @@ impl ExpiryIndex {
         count
     }
 
-    /// The hold that expires first.
-    pub fn first(&self) -> Option<Entry> {
-        self.blocks.first().and_then(|block| block.first().copied())
-    }
-
     /// The entries expiring at `at_ms` or later, in order: the holds still
     /// live when now is `at_ms`.
     pub fn iter_from(&self, at_ms: i64) -> impl Iterator<Item = &Entry> {
@@ -161,7 +156,6 @@ mod tests {
             }
             let at = (next() % 5_200) as i64;
             assert_eq!(index.count_before(at), plain.partition_point(|e| e.0 < at));
-            assert_eq!(index.first(), plain.first().copied());
             assert!(index
                 .iter_from(at)
                 .copied()
