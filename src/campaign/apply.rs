@@ -25,12 +25,7 @@ pub struct Apply;
 
 impl Handler for Apply {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
-        if !ctx.replays_a_primary() {
-            return Err(ErrorReply::new(
-                "ERR COUPON.APPLY only replays a primary's effects (replication link, AOF, \
-                 slot import)",
-            ));
-        }
+        ctx.require_replay("COUPON.APPLY")?;
         let effects = effect::from_args(&args[2..])
             .map_err(|why| ErrorReply::owned(format!("ERR COUPON.APPLY: {why}")))?;
         pipeline::replay(ctx, args[1], &effects)?;

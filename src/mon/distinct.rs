@@ -65,13 +65,14 @@ impl Handler for MonDistinct {
         let target = CommandKey::new(ctx, args[1]);
         let mut key = target.open();
         // WRONGTYPE before anything is written.
-        key.zset_len()?;
+        let members = key.zset_len()?;
         let cutoff = rules::distinct_cutoff(now, request.window_ms);
-        if key.zset_drop_up_to(cutoff) > 0 {
+        let dropped = key.zset_drop_up_to(cutoff);
+        if dropped > 0 {
             target.notify(EventClass::SortedSet, c"zremrangebyscore");
             target.replicate(Effect::ZsetDropUpTo(cutoff));
         }
-        let prev = key.zset_len()?;
+        let prev = members - dropped as i64;
         let (added, changed) = key.zset_add(now, args[2])?;
         if changed {
             target.notify(EventClass::SortedSet, c"zadd");

@@ -51,6 +51,19 @@ impl<'call> Ctx<'call> {
     }
 }
 
+impl Ctx<'_> {
+    /// The gate of a module type's apply command (`command` names it in
+    /// the error): only what [`Ctx::replays_a_primary`] accepts.
+    pub fn require_replay(self, command: &str) -> Result<(), ErrorReply> {
+        if self.replays_a_primary() {
+            return Ok(());
+        }
+        Err(ErrorReply::owned(format!(
+            "ERR {command} only replays a primary's effects (replication link, AOF, slot import)"
+        )))
+    }
+}
+
 /// The id Redis and Valkey give the client that loads the AOF
 /// (`CLIENT_ID_AOF`).
 const AOF_CLIENT_ID: u64 = u64::MAX;

@@ -23,12 +23,7 @@ pub struct Apply;
 
 impl Handler for Apply {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
-        if !ctx.replays_a_primary() {
-            return Err(ErrorReply::new(
-                "ERR MON.APPLY only replays a primary's effects (replication link, AOF, slot \
-                 import)",
-            ));
-        }
+        ctx.require_replay("MON.APPLY")?;
         let effects = effect::from_args(&args[2..])
             .map_err(|why| ErrorReply::owned(format!("ERR MON.APPLY: {why}")))?;
         pipeline::replay(ctx, args[1], &effects)?;

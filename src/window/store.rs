@@ -141,11 +141,6 @@ impl Window {
         self.buckets.capacity() * std::mem::size_of::<(i64, i64)>()
             + self.reports.capacity() * std::mem::size_of::<(i64, i64)>()
     }
-
-    pub fn free_effort(&self) -> usize {
-        // Two allocations, whatever their length.
-        1
-    }
 }
 
 #[cfg(test)]
