@@ -70,12 +70,13 @@ pub fn seconds_from(
 /// Walks `NAME value` options after a command's fixed arguments: names
 /// are case-insensitive, each at most once, in any order. `each` gets the
 /// option's index in `names` and its value, in argument order, so the
-/// first bad argument is the one reported. An unknown or repeated option,
-/// or one without its value, is an error naming it.
+/// first bad argument is the one reported (the value as given, so a key
+/// argument stays one). An unknown or repeated option, or one without its
+/// value, is an error naming it.
 pub fn options<'a, A: AsRef<[u8]>>(
     args: &'a [A],
     names: &[&str],
-    mut each: impl FnMut(usize, &'a [u8]) -> Result<(), ErrorReply>,
+    mut each: impl FnMut(usize, &'a A) -> Result<(), ErrorReply>,
 ) -> Result<(), ErrorReply> {
     debug_assert!(names.len() <= 32);
     // One bit per known option; nothing is allocated unless for an error.
@@ -103,7 +104,7 @@ pub fn options<'a, A: AsRef<[u8]>>(
                 "ERR option {option} needs a value"
             )));
         };
-        each(index, value.as_ref())?;
+        each(index, value)?;
         rest = tail;
     }
     Ok(())
@@ -141,7 +142,7 @@ mod tests {
         let walk = |args: &[&str]| {
             let mut got = Vec::new();
             options(args, &["HOLD", "ID"], |i, v| {
-                got.push((i, v.to_vec()));
+                got.push((i, v.as_bytes().to_vec()));
                 Ok(())
             })
             .map(|()| got)
@@ -160,7 +161,7 @@ mod tests {
         assert_eq!(error(&["HOLD"]), "ERR option HOLD needs a value");
         // A bad value is reported before a later unknown option.
         let first = options(&["HOLD", "x", "FOO"], &["HOLD"], |_, v| {
-            positive(v, "hold").map(drop)
+            positive(v.as_bytes(), "hold").map(drop)
         });
         assert!(first.unwrap_err().message().starts_with("ERR hold "));
     }

@@ -44,6 +44,8 @@ pub static MON_SLIDE_CROSSINGS: Counter = Counter::new();
 /// MON.DISTINCT calls, and its replies with level > 0.
 pub static MON_DISTINCT_CALLS: Counter = Counter::new();
 pub static MON_DISTINCT_CROSSINGS: Counter = Counter::new();
+/// Alert entries appended to an `ALERT` stream (crossings and clamps).
+pub static MON_ALERTS_WRITTEN: Counter = Counter::new();
 pub static COUPON_ISSUE_CALLS: Counter = Counter::new();
 pub static COUPON_ISSUED: Counter = Counter::new();
 pub static COUPON_DUPLICATES: Counter = Counter::new();
@@ -64,7 +66,7 @@ pub static THROTTLE_ALL_ALLOWED: Counter = Counter::new();
 pub static THROTTLE_ALL_LIMITED: Counter = Counter::new();
 
 /// Every counter with its INFO field name, in the order INFO prints them.
-pub const FIELDS: [(&str, &Counter); 24] = [
+pub const FIELDS: [(&str, &Counter); 25] = [
     ("mon_incrcheck_calls", &MON_INCRCHECK_CALLS),
     ("mon_crossings", &MON_CROSSINGS),
     ("mon_decrclamp_calls", &MON_DECRCLAMP_CALLS),
@@ -74,6 +76,7 @@ pub const FIELDS: [(&str, &Counter); 24] = [
     ("mon_slide_crossings", &MON_SLIDE_CROSSINGS),
     ("mon_distinct_calls", &MON_DISTINCT_CALLS),
     ("mon_distinct_crossings", &MON_DISTINCT_CROSSINGS),
+    ("mon_alerts_written", &MON_ALERTS_WRITTEN),
     ("coupon_issue_calls", &COUPON_ISSUE_CALLS),
     ("coupon_issued", &COUPON_ISSUED),
     ("coupon_duplicates", &COUPON_DUPLICATES),

@@ -31,9 +31,10 @@ const THROTTLE_LUA: &str = include_str!("../bench/scripts/throttle.lua");
 const THROTTLE_ALL_LUA: &str = include_str!("../bench/scripts/throttle_all.lua");
 const SLIDECHECK_LUA: &str = include_str!("../bench/scripts/slidecheck.lua");
 const DISTINCT_LUA: &str = include_str!("../bench/scripts/distinct.lua");
+const INCRCHECK_ALERT_LUA: &str = include_str!("../bench/scripts/incrcheck_alert.lua");
 
 /// Every Lua twin, by the name its sha and its function go by.
-const SCRIPTS: [(&str, &str); 7] = [
+const SCRIPTS: [(&str, &str); 8] = [
     ("incrcheck", INCRCHECK_LUA),
     ("decrclamp", DECRCLAMP_LUA),
     ("coupon_issue", COUPON_LUA),
@@ -41,6 +42,7 @@ const SCRIPTS: [(&str, &str); 7] = [
     ("throttle_all", THROTTLE_ALL_LUA),
     ("slidecheck", SLIDECHECK_LUA),
     ("distinct", DISTINCT_LUA),
+    ("incrcheck_alert", INCRCHECK_ALERT_LUA),
 ];
 
 /// One measured command line.
@@ -70,6 +72,8 @@ enum Family {
     Slide,
     /// Distinct members on a sorted set.
     Distinct,
+    /// MON.INCRCHECK naming an alert stream, on calls that cross nothing.
+    Alert,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -112,7 +116,11 @@ fn cases(shas: &HashMap<&str, String>) -> Vec<Case> {
         &shas["throttle"],
         &shas["throttle_all"],
     );
-    let (slide, distinct) = (&shas["slidecheck"], &shas["distinct"]);
+    let (slide, distinct, alert) = (
+        &shas["slidecheck"],
+        &shas["distinct"],
+        &shas["incrcheck_alert"],
+    );
     // A per-user API limiter (1 a minute, bursts of 101) whose keys live
     // for the whole run: every call takes the allowed path, which writes.
     let limiter = "100 1 60 1";
@@ -318,6 +326,29 @@ fn cases(shas: &HashMap<&str, String>) -> Vec<Case> {
                 "EVALSHA {distinct} 1 luacards:__rand_int__ card:__rand_int__ 86400 1000000000"
             ),
         ),
+        // The ALERT option on ordinary calls (thresholds not reached):
+        // the stream is looked up on every call and written on none.
+        case(
+            "MON.INCRCHECK ... ALERT",
+            Alert,
+            Native,
+            "mon.incrcheck",
+            "MON.INCRCHECK alrt:__rand_int__ 1 3600 100 1000 ALERT alerts MAXLEN 10000".into(),
+        ),
+        case(
+            "MON.INCRCHECK (no ALERT)",
+            Alert,
+            Sibling,
+            "mon.incrcheck",
+            "MON.INCRCHECK noalrt:__rand_int__ 1 3600 100 1000".into(),
+        ),
+        case(
+            "EVALSHA incrcheck_alert.lua",
+            Alert,
+            EvalSha,
+            "evalsha",
+            format!("EVALSHA {alert} 2 luaalrt:__rand_int__ luaalerts 1 3600 100 1000"),
+        ),
         two_checks(case(
             "EVALSHA throttle_all.lua (2 limiters)",
             ThrottleAll,
@@ -471,6 +502,16 @@ fn setup(con: &mut Connection) -> HashMap<&'static str, String> {
         .arg("winner")
         .query(con)
         .unwrap();
+    // The alert streams exist, as they do once the first alert is written.
+    for stream in ["alerts", "luaalerts"] {
+        let _: String = redis::cmd("XADD")
+            .arg(stream)
+            .arg("*")
+            .arg("seed")
+            .arg(1)
+            .query(con)
+            .unwrap();
+    }
     shas
 }
 
@@ -575,7 +616,14 @@ fn memory(con: &mut Connection) -> Vec<(i64, i64, i64)> {
 
 /// Every round's sample of each (case, pipeline), in round order.
 /// The issue's targets: (label, family, pipeline, compared with, ratio wanted).
-const TARGETS: [(&str, Family, u32, Kind, f64); 14] = [
+const TARGETS: [(&str, Family, u32, Kind, f64); 15] = [
+    (
+        "MON.INCRCHECK ... ALERT / without ALERT, no crossing, -P 16",
+        Family::Alert,
+        16,
+        Kind::Sibling,
+        0.95,
+    ),
     (
         "MON.SLIDECHECK / EVALSHA twin, -P 16",
         Family::Slide,

@@ -18,6 +18,7 @@ fn cluster_routing_hash_tags_and_failover() {
     routes_every_command_to_the_owner(&cluster);
     hash_tagged_keys_share_a_node(&cluster);
     several_keys_must_share_a_slot(&cluster);
+    alert_streams_go_with_their_counter(&cluster);
     failovers_keep_acknowledged_writes(cluster);
 }
 
@@ -155,6 +156,48 @@ fn several_keys_must_share_a_slot(cluster: &Cluster) {
     assert_eq!(error.kind(), redis::ErrorKind::Moved, "{error}");
     let error = call(&mut cluster.node_at(owner).con(), [second, "{cust:10}:day"]).unwrap_err();
     assert_eq!(error.kind(), redis::ErrorKind::CrossSlot, "{error}");
+}
+
+/// The ALERT stream is a declared key: a hash-tagged stream beside its
+/// counter is routed with it (MOVED elsewhere), a stream of another slot
+/// is refused by the server (CROSSSLOT) with nothing written.
+fn alert_streams_go_with_their_counter(cluster: &Cluster) {
+    let (orders, alerts) = ("{cust:7}:orders", "{cust:7}:alerts");
+    fn call(con: &mut impl redis::ConnectionLike, stream: &str) -> redis::RedisResult<(i64, i64)> {
+        redis::cmd("MON.INCRCHECK")
+            .arg("{cust:7}:orders")
+            .arg(1)
+            .arg(600)
+            .arg(1)
+            .arg("ALERT")
+            .arg(stream)
+            .query(con)
+    }
+    let client = redis::cluster::ClusterClient::new(cluster.urls()).unwrap();
+    let mut routed = client.get_connection().unwrap();
+    assert_eq!(call(&mut routed, alerts).unwrap(), (1, 1));
+    let mut any = cluster.nodes[0].con();
+    let owner = cluster.node_at(cluster.primary_of(slot(&mut any, orders)));
+    let length: i64 = redis::cmd("XLEN")
+        .arg(alerts)
+        .query(&mut owner.con())
+        .unwrap();
+    assert_eq!(length, 1);
+    let other = cluster
+        .primaries()
+        .into_iter()
+        .find(|&port| port != owner.port)
+        .unwrap();
+    let error = call(&mut cluster.node_at(other).con(), alerts).unwrap_err();
+    assert_eq!(error.kind(), redis::ErrorKind::Moved, "{error}");
+    assert_ne!(slot(&mut any, "alerts:all"), slot(&mut any, orders));
+    let error = call(&mut owner.con(), "alerts:all").unwrap_err();
+    assert_eq!(error.kind(), redis::ErrorKind::CrossSlot, "{error}");
+    let value: i64 = redis::cmd("GET")
+        .arg(orders)
+        .query(&mut owner.con())
+        .unwrap();
+    assert_eq!(value, 1, "a refused call wrote nothing");
 }
 
 fn state(con: &mut Connection, keys: &[String]) -> Vec<(String, Vec<String>, i64)> {

@@ -181,6 +181,29 @@ fn options(
     }
 }
 
+/// A velocity check's options, half the time: `ALERT stream` (a key of
+/// any type, often the stream, sometimes the counter itself), `MAXLEN`
+/// and the command's `own` (BUCKETS), as [`options`] makes them.
+fn alert(rng: &mut Rng, call: &mut Vec<Vec<u8>>, own: &[&str]) {
+    if rng.chance(2) {
+        return;
+    }
+    let names: Vec<&str> = ["ALERT", "MAXLEN"].iter().chain(own).copied().collect();
+    let counter = call[1].clone();
+    options(rng, call, &names, |rng, name| match name {
+        "ALERT" => match rng.below(6) {
+            0 => counter.clone(),
+            1 | 2 => b"stream".to_vec(),
+            _ => rng.pick(&KEYS).as_bytes().to_vec(),
+        },
+        "BUCKETS" if rng.chance(3) => rng
+            .pick(&["1", "60", "3600", "7", "3601"])
+            .as_bytes()
+            .to_vec(),
+        _ => integer(rng),
+    });
+}
+
 /// A window and 1 to 4 thresholds (sometimes 33, or a bad one). Never a
 /// small window: a key must not expire between a call and the checks that
 /// follow it.
@@ -215,10 +238,17 @@ fn limiter(rng: &mut Rng, call: &mut Vec<Vec<u8>>) {
 }
 
 /// The keys a call names: CL.THROTTLEALL's every 4 arguments after its
-/// count, as far as the call goes; argv[1] for the others.
+/// count, as far as the call goes; argv[1] for the others, and the
+/// argument after each `ALERT` (a superset of the stream keys: more keys
+/// checked, never fewer).
 fn keys_of(call: &[Vec<u8>]) -> Vec<Vec<u8>> {
     if call[0] != b"CL.THROTTLEALL" {
-        return vec![call[1].clone()];
+        let streams = call
+            .windows(2)
+            .skip(2)
+            .filter(|pair| pair[0].eq_ignore_ascii_case(b"ALERT"))
+            .map(|pair| pair[1].clone());
+        return std::iter::once(call[1].clone()).chain(streams).collect();
     }
     let n = integer_of(&call[1]).unwrap_or(0).clamp(0, 16) as usize;
     (0..n)
@@ -247,23 +277,22 @@ fn random_call(rng: &mut Rng) -> Vec<Vec<u8>> {
         "MON.INCRCHECK" => {
             call.push(integer(rng));
             window_and_thresholds(rng, &mut call);
+            alert(rng, &mut call, &[]);
         }
         "MON.SLIDECHECK" => {
             call.push(integer(rng));
             window_and_thresholds(rng, &mut call);
-            options(rng, &mut call, &["BUCKETS"], |rng, _| match rng.below(3) {
-                0 => rng
-                    .pick(&["1", "60", "3600", "7", "3601"])
-                    .as_bytes()
-                    .to_vec(),
-                _ => integer(rng),
-            });
+            alert(rng, &mut call, &["BUCKETS"]);
         }
         "MON.DISTINCT" => {
             call.push(user(rng));
             window_and_thresholds(rng, &mut call);
+            alert(rng, &mut call, &[]);
         }
-        "MON.DECRCLAMP" => call.push(integer(rng)),
+        "MON.DECRCLAMP" => {
+            call.push(integer(rng));
+            alert(rng, &mut call, &[]);
+        }
         "COUPON.CREATE" => {
             call.push(integer(rng));
             options(

@@ -8,6 +8,9 @@
 //! 40 connections × 2 refunds of 5 on a counter of 1000 with a TTL.
 //! Reservations: 200 buyers for 100 places, some payments fail, some
 //! checkouts crash; set-based coupons against a campaign.
+//! Boundaries: one stream of orders against a fixed and a sliding window.
+//! Crashes: alerts sent from the reply or from an `ALERT` stream while the
+//! processes doing it are SIGKILLed at random.
 
 mod common;
 
@@ -16,7 +19,7 @@ use std::collections::HashMap;
 use common::crowd::{naive_decrclamp, naive_incrcheck, CouponStep, Crowd, ISSUED, WINNERS};
 use common::rng::Rng;
 use common::{campaign, decrclamp, incrcheck, issue, pexpiretime, revoke, set_ex, Server};
-use redis::Connection;
+use redis::{Connection, Value};
 
 const REPETITIONS: usize = 30;
 const REQUESTS: usize = 260;
@@ -174,6 +177,9 @@ fn refunds(server: &Server) {
 }
 
 fn main() {
+    if let Ok(role) = std::env::var("GUARD_LAB_ROLE") {
+        return child(&role);
+    }
     let server = Server::start();
     let version: String = redis::cmd("INFO")
         .arg("server")
@@ -193,6 +199,7 @@ fn main() {
     refunds(&server);
     reservations(&server);
     boundaries(&server);
+    crashes(&server);
 }
 
 /// Bursts in the boundary story, and the rule: 3 orders in 2 s.
@@ -402,5 +409,272 @@ fn reservations(server: &Server) {
         spread(&campaigns.0),
         spread(&campaigns.1),
         spread(&campaigns.2)
+    );
+}
+
+/// The crash story: customers' orders, each checked by a checkout process;
+/// the threshold's crossing must become an alert that reaches the alert
+/// service. Processes are this program itself (a role in the environment),
+/// SIGKILLed at random while they work, and replaced.
+const CRASH_CUSTOMERS: usize = 60;
+const CRASH_ORDERS: usize = 6;
+const CRASH_THRESHOLD: i64 = 5;
+const CRASH_RUNS: usize = 5;
+const CHECKOUTS: usize = 4;
+const SENDERS: usize = 2;
+/// How long a send to the alert service takes (an HTTP call).
+const SEND_MS: u64 = 5;
+const ALERTS: &str = "lab:alerts";
+
+/// What a child process does, told by `GUARD_LAB_ROLE`.
+fn child(role: &str) {
+    let port = std::env::var("GUARD_LAB_PORT").unwrap();
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let pause = |ms| std::thread::sleep(std::time::Duration::from_millis(ms));
+    match role {
+        // Takes orders off the queue and checks each; with replies alone,
+        // a crossing is sent from here.
+        "checkout" => {
+            let alert = std::env::var("GUARD_LAB_ALERT").is_ok();
+            while let Some(customer) = redis::cmd("LPOP")
+                .arg("lab:queue")
+                .query::<Option<String>>(&mut con)
+                .unwrap()
+            {
+                pause(2); // the rest of the checkout
+                let mut check = redis::cmd("MON.INCRCHECK");
+                check.arg(&customer).arg(1).arg(600).arg(CRASH_THRESHOLD);
+                if alert {
+                    check.arg("ALERT").arg(ALERTS);
+                }
+                let (_, level): (i64, i64) = check.query(&mut con).unwrap();
+                if level > 0 && !alert {
+                    pause(SEND_MS);
+                    let _: i64 = redis::cmd("SADD")
+                        .arg("lab:sent")
+                        .arg(&customer)
+                        .query(&mut con)
+                        .unwrap();
+                }
+            }
+        }
+        // Sends what the stream holds: claims what dead senders left
+        // pending, reads what is new, sends, acks. The alert service
+        // records each entry ID once (a resend is recognised).
+        "sender" => {
+            let me = std::env::var("GUARD_LAB_CONSUMER").unwrap();
+            loop {
+                let claimed: (String, Vec<(String, Vec<String>)>, Value) = redis::cmd("XAUTOCLAIM")
+                    .arg(ALERTS)
+                    .arg("senders")
+                    .arg(&me)
+                    .arg(200)
+                    .arg("0-0")
+                    .query(&mut con)
+                    .unwrap();
+                let mut work = claimed.1;
+                let fresh: Option<Vec<(String, Vec<(String, Vec<String>)>)>> =
+                    redis::cmd("XREADGROUP")
+                        .arg("GROUP")
+                        .arg("senders")
+                        .arg(&me)
+                        .arg("COUNT")
+                        .arg(5)
+                        .arg("BLOCK")
+                        .arg(50)
+                        .arg("STREAMS")
+                        .arg(ALERTS)
+                        .arg(">")
+                        .query(&mut con)
+                        .unwrap();
+                work.extend(fresh.into_iter().flatten().flat_map(|(_, entries)| entries));
+                if work.is_empty() {
+                    let done: bool = redis::cmd("EXISTS")
+                        .arg("lab:done")
+                        .query(&mut con)
+                        .unwrap();
+                    let pending: (i64, Value, Value, Value) = redis::cmd("XPENDING")
+                        .arg(ALERTS)
+                        .arg("senders")
+                        .query(&mut con)
+                        .unwrap();
+                    if done && pending.0 == 0 {
+                        return;
+                    }
+                    continue;
+                }
+                for (id, fields) in work {
+                    // The request travels, the service records the alert
+                    // (once per entry ID), its answer travels back, then
+                    // the ack: a kill in between means a resend.
+                    pause(SEND_MS / 2);
+                    let (new, _): (i64, i64) = redis::pipe()
+                        .atomic()
+                        .cmd("SADD")
+                        .arg("lab:delivered")
+                        .arg(&id)
+                        .cmd("SADD")
+                        .arg("lab:sent")
+                        .arg(&fields[1])
+                        .query(&mut con)
+                        .unwrap();
+                    if new == 0 {
+                        let _: i64 = redis::cmd("INCR")
+                            .arg("lab:resent")
+                            .query(&mut con)
+                            .unwrap();
+                    }
+                    pause(SEND_MS - SEND_MS / 2);
+                    let _: i64 = redis::cmd("XACK")
+                        .arg(ALERTS)
+                        .arg("senders")
+                        .arg(&id)
+                        .query(&mut con)
+                        .unwrap();
+                }
+            }
+        }
+        other => panic!("unknown lab role {other}"),
+    }
+}
+
+/// One process of this program in `role`.
+fn spawn(server: &Server, role: &str, env: &[(&str, String)]) -> std::process::Child {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .env("GUARD_LAB_ROLE", role)
+        .env("GUARD_LAB_PORT", server.port.to_string())
+        .stdout(std::process::Stdio::null());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.spawn().unwrap()
+}
+
+/// One run: the orders shuffled into a queue, checkout processes (and, with
+/// ALERT, sender processes) killed at random and replaced until the work is
+/// done. Returns (crossings, alerts delivered, processes killed, resends).
+fn crash_run(server: &Server, rng: &mut Rng, alert: bool) -> [i64; 4] {
+    let mut con = server.con();
+    let _: () = redis::cmd("FLUSHALL").query(&mut con).unwrap();
+    let mut orders: Vec<String> = (0..CRASH_CUSTOMERS * CRASH_ORDERS)
+        .map(|i| format!("lab:cust:{}", i % CRASH_CUSTOMERS))
+        .collect();
+    rng.shuffle(&mut orders);
+    let _: i64 = redis::cmd("RPUSH")
+        .arg("lab:queue")
+        .arg(&orders)
+        .query(&mut con)
+        .unwrap();
+    if alert {
+        let _: () = redis::cmd("XGROUP")
+            .arg("CREATE")
+            .arg(ALERTS)
+            .arg("senders")
+            .arg("$")
+            .arg("MKSTREAM")
+            .query(&mut con)
+            .unwrap();
+    }
+    let checkout_env: Vec<(&str, String)> = if alert {
+        vec![("GUARD_LAB_ALERT", "1".to_string())]
+    } else {
+        Vec::new()
+    };
+    let mut consumers = 0;
+    let sender = |consumers: &mut usize| {
+        *consumers += 1;
+        spawn(
+            server,
+            "sender",
+            &[("GUARD_LAB_CONSUMER", format!("sender-{consumers}"))],
+        )
+    };
+    let mut checkouts: Vec<_> = (0..CHECKOUTS)
+        .map(|_| spawn(server, "checkout", &checkout_env))
+        .collect();
+    let mut senders: Vec<_> = if alert {
+        (0..SENDERS).map(|_| sender(&mut consumers)).collect()
+    } else {
+        Vec::new()
+    };
+    let mut killed = 0;
+    let queue_left = |con: &mut Connection| query_i64(con, &["LLEN", "lab:queue"]);
+    // Kill one process at random every 5–25 ms while orders are left;
+    // replace it while there is work.
+    while queue_left(&mut con) > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(5 + rng.below(20) as u64));
+        let all = checkouts.len() + senders.len();
+        let victim = rng.below(all);
+        let (list, at) = if victim < checkouts.len() {
+            (&mut checkouts, victim)
+        } else {
+            (&mut senders, victim - checkouts.len())
+        };
+        let mut child = list.swap_remove(at);
+        if child.try_wait().unwrap().is_none() {
+            killed += 1;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        if victim < CHECKOUTS {
+            checkouts.push(spawn(server, "checkout", &checkout_env));
+        } else {
+            senders.push(sender(&mut consumers));
+        }
+    }
+    for mut child in checkouts {
+        child.wait().unwrap();
+    }
+    let _: () = redis::cmd("SET")
+        .arg("lab:done")
+        .arg(1)
+        .query(&mut con)
+        .unwrap();
+    for mut child in senders {
+        child.wait().unwrap();
+    }
+    let crossings = (0..CRASH_CUSTOMERS)
+        .filter(|i| query_i64(&mut con, &["GET", &format!("lab:cust:{i}")]) >= CRASH_THRESHOLD)
+        .count() as i64;
+    let delivered = query_i64(&mut con, &["SCARD", "lab:sent"]);
+    let resent = query_i64(&mut con, &["GET", "lab:resent"]);
+    [crossings, delivered, killed, resent]
+}
+
+fn crashes(server: &Server) {
+    println!(
+        "\n## Alerts and crashes: {CRASH_CUSTOMERS} customers × {CRASH_ORDERS} orders, \
+        threshold {CRASH_THRESHOLD}; {CHECKOUTS} checkout processes (and {SENDERS} alert \
+        senders) SIGKILLed at random every 5–25 ms and replaced; a send takes {SEND_MS} ms; \
+        {CRASH_RUNS} runs\n"
+    );
+    println!(
+        "| alerts sent from | crossings | alerts delivered | lost | processes killed | \
+        resends recognised by entry ID |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let mut rng = Rng(SEED);
+    for (name, alert) in [
+        ("the reply (`MON.INCRCHECK`, then send)", false),
+        ("the stream (`ALERT`, consumer group, `XAUTOCLAIM`)", true),
+    ] {
+        let runs: Vec<[i64; 4]> = (0..CRASH_RUNS)
+            .map(|_| crash_run(server, &mut rng, alert))
+            .collect();
+        let column = |i: usize| runs.iter().map(|run| run[i]).collect::<Vec<i64>>();
+        let lost: Vec<i64> = runs.iter().map(|run| run[0] - run[1]).collect();
+        println!(
+            "| {name} | {} | {} | {} | {} | {} |",
+            spread(&column(0)),
+            spread(&column(1)),
+            spread(&lost),
+            spread(&column(2)),
+            spread(&column(3))
+        );
+    }
+    println!(
+        "\nWith the stream, every crossing is delivered: the entry was written with the counter.\n"
     );
 }

@@ -88,6 +88,100 @@ fn the_layered_limits_snippet_runs() {
     assert_eq!(run_python("layered_limits.py").trim(), "0 9 999");
 }
 
+/// Two crossings of a customer written to `{cust:42}:alerts`, and a worker
+/// that took the first and died before acking it. A worker snippet must
+/// claim that one, read the other and print both, in order, then leave
+/// nothing pending.
+fn alerts_with_a_dead_worker(server: &Server) -> String {
+    let mut con = server.con();
+    for _ in 0..5 {
+        let _: (i64, i64) = redis::cmd("MON.INCRCHECK")
+            .arg("{cust:42}:orders")
+            .arg(1)
+            .arg(3600)
+            .arg(&[3, 5])
+            .arg("ALERT")
+            .arg("{cust:42}:alerts")
+            .query(&mut con)
+            .unwrap();
+    }
+    let _: () = redis::cmd("XGROUP")
+        .arg(&["CREATE", "{cust:42}:alerts", "senders", "0"])
+        .query(&mut con)
+        .unwrap();
+    let _: redis::Value = redis::cmd("XREADGROUP")
+        .arg(&["GROUP", "senders", "crashed", "COUNT", "1"])
+        .arg(&["STREAMS", "{cust:42}:alerts", ">"])
+        .query(&mut con)
+        .unwrap();
+    let entries: Vec<(String, Vec<String>)> = redis::cmd("XRANGE")
+        .arg(&["{cust:42}:alerts", "-", "+"])
+        .query(&mut con)
+        .unwrap();
+    entries
+        .iter()
+        .map(|(id, fields)| {
+            let value = |name: &str| {
+                let at = fields.iter().position(|f| f == name).unwrap();
+                fields[at + 1].clone()
+            };
+            format!(
+                "{id} {} {} {} {}\n",
+                value("key"),
+                value("level"),
+                value("threshold"),
+                value("current")
+            )
+        })
+        .collect()
+}
+
+fn assert_nothing_pending(server: &Server) {
+    let pending: (i64, redis::Value, redis::Value, redis::Value) = redis::cmd("XPENDING")
+        .arg(&["{cust:42}:alerts", "senders"])
+        .query(&mut server.con())
+        .unwrap();
+    assert_eq!(pending.0, 0);
+}
+
+#[test]
+fn the_python_alert_worker_claims_what_a_dead_worker_left() {
+    assert_in_readme("alert_worker.py");
+    let server = Server::start();
+    let expected = alerts_with_a_dead_worker(&server);
+    assert_eq!(expected.lines().count(), 2);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/alert_worker.py");
+    let printed = run(
+        Command::new("python3")
+            .arg(script)
+            .env("PYTHONPATH", clients().join("python"))
+            .env("REDIS_URL", server.url())
+            .env("IDLE_MS", "0"),
+        "alert_worker.py",
+    );
+    assert_eq!(printed, expected);
+    assert_nothing_pending(&server);
+}
+
+#[test]
+fn the_node_alert_worker_claims_what_a_dead_worker_left() {
+    assert_in_readme("alert_worker.mjs");
+    let server = Server::start();
+    let expected = alerts_with_a_dead_worker(&server);
+    let dir = node_dir(&clients(), "alert-worker");
+    std::fs::write(dir.join("worker.mjs"), snippet("alert_worker.mjs")).unwrap();
+    let printed = run(
+        Command::new("node")
+            .arg(dir.join("worker.mjs"))
+            .env("REDIS_URL", server.url())
+            .env("IDLE_MS", "0"),
+        "alert_worker.mjs",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(printed, expected);
+    assert_nothing_pending(&server);
+}
+
 /// A folder inside the Node install, so that `import` finds its packages.
 fn node_dir(clients: &Path, test: &str) -> PathBuf {
     let dir = clients

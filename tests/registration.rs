@@ -40,10 +40,35 @@ fn command_getkeys_finds_the_one_key() {
                 keys,
             )
         })
-        .chain([(
-            vec!["CL.THROTTLE", "{user:7}:api", "15", "30", "60", "2"],
-            vec!["{user:7}:api"],
-        )]);
+        .chain([
+            (
+                vec!["CL.THROTTLE", "{user:7}:api", "15", "30", "60", "2"],
+                vec!["{user:7}:api"],
+            ),
+            // No ALERT, no second key.
+            (vec!["MON.INCRCHECK", "k", "1", "60", "3"], vec!["k"]),
+            (vec!["MON.DECRCLAMP", "k", "5"], vec!["k"]),
+            // A member spelled ALERT comes before the search starts; a
+            // stream may be called ALERT; the keyword in any case.
+            (
+                vec!["MON.DISTINCT", "k", "ALERT", "60", "3", "alert", "s"],
+                vec!["k", "s"],
+            ),
+            (
+                vec![
+                    "MON.INCRCHECK",
+                    "k",
+                    "1",
+                    "60",
+                    "3",
+                    "MAXLEN",
+                    "5",
+                    "ALERT",
+                    "ALERT",
+                ],
+                vec!["k", "ALERT"],
+            ),
+        ]);
     for (args, expected) in calls {
         let keys: Vec<String> = redis::cmd("COMMAND")
             .arg("GETKEYS")
@@ -115,9 +140,20 @@ fn command_docs_describe_every_argument() {
     let expected = [
         (
             "mon.incrcheck",
-            &["key", "increment", "window", "threshold"][..],
+            &[
+                "key",
+                "increment",
+                "window",
+                "threshold",
+                "alert",
+                "stream",
+                "maxlen",
+            ][..],
         ),
-        ("mon.decrclamp", &["key", "amount"][..]),
+        (
+            "mon.decrclamp",
+            &["key", "amount", "alert", "stream", "maxlen"][..],
+        ),
         ("coupon.issue", &["key", "user", "limit"][..]),
         ("coupon.revoke", &["key", "user"][..]),
         (
@@ -133,12 +169,29 @@ fn command_docs_describe_every_argument() {
         ("coupon.apply", &["key", "op"][..]),
         (
             "mon.slidecheck",
-            &["key", "increment", "window", "threshold", "buckets"][..],
+            &[
+                "key",
+                "increment",
+                "window",
+                "threshold",
+                "buckets",
+                "alert",
+                "stream",
+                "maxlen",
+            ][..],
         ),
         ("mon.apply", &["key", "op"][..]),
         (
             "mon.distinct",
-            &["key", "member", "window", "threshold"][..],
+            &[
+                "key",
+                "member",
+                "window",
+                "threshold",
+                "alert",
+                "stream",
+                "maxlen",
+            ][..],
         ),
         (
             "cl.throttleall",
@@ -209,6 +262,32 @@ fn command_docs_describe_every_argument() {
             "{token}: {docs:?}"
         );
     }
+    // The alert's stream is a key of its own key spec, after ALERT.
+    for name in [
+        "mon.incrcheck",
+        "mon.slidecheck",
+        "mon.distinct",
+        "mon.decrclamp",
+    ] {
+        let docs = flatten(
+            &redis::cmd("COMMAND")
+                .arg("DOCS")
+                .arg(name)
+                .query(&mut con)
+                .unwrap(),
+        );
+        let stream = docs
+            .windows(2)
+            .position(|w| w == ["name", "stream"])
+            .unwrap_or_else(|| panic!("{name}: {docs:?}"));
+        let described = &docs[stream..(stream + 8).min(docs.len())];
+        for pair in [["key_spec_index", "1"], ["token", "ALERT"], ["type", "key"]] {
+            assert!(
+                described.windows(2).any(|w| w == pair),
+                "{name}: {pair:?} in {described:?}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -268,6 +347,7 @@ fn info_guard_lists_every_counter() {
         "mon_slide_crossings",
         "mon_distinct_calls",
         "mon_distinct_crossings",
+        "mon_alerts_written",
         "coupon_issue_calls",
         "coupon_issued",
         "coupon_duplicates",

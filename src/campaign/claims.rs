@@ -40,6 +40,7 @@ impl Claims {
             count: 100,
         };
         args::options(args, &["FROM", "COUNT"], |option, value| {
+            let value = value.as_ref();
             match option {
                 0 => request.from = claim_number(value, "from")?,
                 _ => {

@@ -42,6 +42,7 @@ impl Create {
             hold_s: DEFAULT_HOLD_S,
         };
         args::options(options, &["PERUSER", "HOLD"], |option, value| {
+            let value = value.as_ref();
             match option {
                 0 => settings.per_user = args::positive(value, "peruser")?,
                 _ => {

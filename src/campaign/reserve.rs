@@ -45,6 +45,7 @@ impl<'a> Reserve<'a> {
             request_id: None,
         };
         args::options(options, &["HOLD", "ID"], |option, value| {
+            let value = value.as_ref();
             match option {
                 0 => {
                     request.hold_until_ms =

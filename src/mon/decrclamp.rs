@@ -1,53 +1,77 @@
-//! `MON.DECRCLAMP key amount`: a refund that never takes a counter below 0
-//! and keeps its TTL.
+//! `MON.DECRCLAMP key amount [ALERT stream [MAXLEN n]]`: a refund that
+//! never takes a counter below 0 and keeps its TTL (a clamp is recorded in
+//! the stream).
 
+use super::alert::{self, Alert, Record};
 use super::rules::{self, Refund};
 use crate::args;
 use crate::redis::{
-    callback, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, Handler, KeyAccess, Keys,
+    callback_finding_keys, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, FindsKeys,
+    Handler, KeyAccess, Keys,
 };
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
+
+/// Where the search for `ALERT` starts: after `amount`.
+const ALERT_FROM: usize = 3;
 
 pub const COMMAND: Command = Command {
     name: c"mon.decrclamp",
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
-    arity: 3,
-    keys: Keys::One(KeyAccess::UPDATE),
+    arity: -3,
+    keys: Keys::Alerting {
+        access: KeyAccess::UPDATE,
+        alert_from: ALERT_FROM as i32,
+    },
     summary: c"Subtracts from a counter without going below 0, keeping its TTL.",
     complexity: c"O(1)",
-    args: &[ArgDoc::KEY, ArgDoc::integer(c"amount")],
-    callback: callback::<DecrClamp>,
+    args: &[ArgDoc::KEY, ArgDoc::integer(c"amount"), alert::DOC],
+    callback: callback_finding_keys::<MonDecrClamp>,
 };
 
-/// A parsed call.
+/// A parsed call; `A` is how an argument is given (the stream stays one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DecrClamp {
+pub struct DecrClamp<'a, A> {
     pub amount: i64,
+    pub alert: Option<Alert<'a, A>>,
 }
 
-impl DecrClamp {
+impl<'a, A: AsRef<[u8]>> DecrClamp<'a, A> {
     /// `args` are the arguments after the key.
-    pub fn parse<A: AsRef<[u8]>>(args: &[A]) -> Result<Self, ErrorReply> {
-        let [amount] = args else {
+    pub fn parse(args: &'a [A]) -> Result<Self, ErrorReply> {
+        let [amount, tail @ ..] = args else {
             return Err(args::wrong_arity("mon.decrclamp"));
         };
+        let amount = args::positive(amount.as_ref(), "amount")?;
         Ok(DecrClamp {
-            amount: args::positive(amount.as_ref(), "amount")?,
+            amount,
+            alert: alert::after_amount(tail, "mon.decrclamp")?,
         })
     }
 }
 
-impl Handler for DecrClamp {
+/// The command (its parsed calls borrow their arguments).
+pub struct MonDecrClamp;
+
+impl FindsKeys for MonDecrClamp {
+    fn key_positions(args: &[Arg<'_>]) -> Vec<(usize, KeyAccess)> {
+        alert::key_positions(args, ALERT_FROM)
+    }
+}
+
+impl Handler for MonDecrClamp {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::MON_DECRCLAMP_CALLS.bump();
         let request = DecrClamp::parse(&args[2..])?;
+        alert::check(request.alert.as_ref(), ctx, args[1])?;
         let target = CommandKey::new(ctx, args[1]);
         let mut key = target.open();
         match rules::refund(key.read_integer()?, request.amount) {
             Refund::Nothing => Ok(Reply::Integer(0)),
             Refund::Write { value, lost } => {
+                let record = (lost > 0).then_some(Record::Clamp { clamped: lost });
+                let alerted = alert::append(request.alert.as_ref(), ctx, args[1], record)?;
                 key.write_integer(value)?;
                 target.replicate(Effect::SetKeepTtl(value));
                 target.notify(EventClass::String, c"decrby");
@@ -55,6 +79,9 @@ impl Handler for DecrClamp {
                     stats::MON_CLAMPS.bump();
                     stats::MON_CLAMPED_AMOUNT.add(lost.unsigned_abs());
                     target.notify(EventClass::String, c"mon.clamped");
+                }
+                if let Some(entry) = alerted {
+                    entry.propagate();
                 }
                 target.signal_modified();
                 Ok(Reply::Integer(value))

@@ -1,23 +1,32 @@
-//! `MON.DISTINCT key member window threshold [threshold ...]`: distinct
-//! members seen in the last `window` seconds (cards per customer,
-//! customers per card), on a plain sorted set scored by when each member
-//! was last seen, and the first crossing of a threshold.
+//! `MON.DISTINCT key member window threshold [threshold ...] [ALERT stream
+//! [MAXLEN n]]`: distinct members seen in the last `window` seconds (cards
+//! per customer, customers per card), on a plain sorted set scored by when
+//! each member was last seen, and the first crossing of a threshold
+//! (recorded in the stream).
 
+use super::alert::{self, Alert, Record};
 use super::rules;
 use super::thresholds::Thresholds;
 use crate::args;
 use crate::redis::{
-    callback, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, Handler, KeyAccess, Keys,
+    callback_finding_keys, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, FindsKeys,
+    Handler, KeyAccess, Keys,
 };
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
+
+/// Where the search for `ALERT` starts: after the first threshold.
+const ALERT_FROM: usize = 5;
 
 pub const COMMAND: Command = Command {
     name: c"mon.distinct",
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: -5,
-    keys: Keys::One(KeyAccess::UPDATE),
+    keys: Keys::Alerting {
+        access: KeyAccess::UPDATE,
+        alert_from: ALERT_FROM as i32,
+    },
     summary: c"Counts distinct members seen in the last window seconds; reports a crossing.",
     complexity: c"O(log N) for N members, plus the members that aged out.",
     args: &[
@@ -25,35 +34,49 @@ pub const COMMAND: Command = Command {
         ArgDoc::string(c"member"),
         ArgDoc::integer(c"window"),
         ArgDoc::integer(c"threshold").multiple(),
+        alert::DOC,
     ],
-    callback: callback::<MonDistinct>,
+    callback: callback_finding_keys::<MonDistinct>,
 };
 
-/// A parsed call; the member stays in the caller's arguments.
+/// A parsed call; the member stays in the caller's arguments, `A` is how
+/// an argument is given (the stream stays one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MonDistinct {
+pub struct Distinct<'a, A> {
     pub window_ms: i64,
     pub expires_at_ms: i64,
     pub thresholds: Thresholds,
+    pub alert: Option<Alert<'a, A>>,
 }
 
-impl MonDistinct {
+impl<'a, A: AsRef<[u8]>> Distinct<'a, A> {
     /// `args` are the arguments after the key; `now_ms` the server clock.
-    pub fn parse<A: AsRef<[u8]>>(args: &[A], now_ms: i64) -> Result<Self, ErrorReply> {
-        let [member, window, thresholds @ ..] = args else {
+    pub fn parse(args: &'a [A], now_ms: i64) -> Result<Self, ErrorReply> {
+        let [member, window, tail @ ..] = args else {
             return Err(args::wrong_arity("mon.distinct"));
         };
-        if thresholds.is_empty() {
+        if tail.is_empty() {
             return Err(args::wrong_arity("mon.distinct"));
         }
         args::non_empty(member.as_ref(), "member")?;
         let (window_s, expires_at_ms) =
             args::seconds_from(window.as_ref(), "window", now_ms, "mon.distinct")?;
-        Ok(MonDistinct {
+        let (thresholds, alert) = alert::after_thresholds(tail, &[], |_, _| Ok(()))?;
+        Ok(Distinct {
             window_ms: window_s * 1000,
             expires_at_ms,
-            thresholds: Thresholds::parse(thresholds)?,
+            thresholds,
+            alert,
         })
+    }
+}
+
+/// The command (its parsed calls borrow their arguments).
+pub struct MonDistinct;
+
+impl FindsKeys for MonDistinct {
+    fn key_positions(args: &[Arg<'_>]) -> Vec<(usize, KeyAccess)> {
+        alert::key_positions(args, ALERT_FROM)
     }
 }
 
@@ -61,35 +84,50 @@ impl Handler for MonDistinct {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::MON_DISTINCT_CALLS.bump();
         let now = ctx.now_ms();
-        let request = MonDistinct::parse(&args[2..], now)?;
+        let request = Distinct::parse(&args[2..], now)?;
+        alert::check(request.alert.as_ref(), ctx, args[1])?;
+        let (member, thresholds) = (args[2], request.thresholds.as_slice());
         let target = CommandKey::new(ctx, args[1]);
         let mut key = target.open();
-        // WRONGTYPE before anything is written.
+        // WRONGTYPE before anything is written; decided before writing.
         let members = key.zset_len()?;
         let cutoff = rules::distinct_cutoff(now, request.window_ms);
-        let dropped = key.zset_drop_up_to(cutoff);
-        if dropped > 0 {
+        let aged = key.zset_up_to(cutoff);
+        let prev = members - aged.len() as i64;
+        let distinct = rules::distinct(
+            prev,
+            rules::arrives(key.zset_score(member), cutoff),
+            thresholds,
+        );
+        let record = Record::crossing(
+            thresholds,
+            distinct.level,
+            distinct.count,
+            Some(member.as_bytes()),
+        );
+        let alerted = alert::append(request.alert.as_ref(), ctx, args[1], record)?;
+
+        if !aged.is_empty() {
+            key.zset_remove(aged);
             target.notify(EventClass::SortedSet, c"zremrangebyscore");
             target.replicate(Effect::ZsetDropUpTo(cutoff));
         }
-        let prev = members - dropped as i64;
-        let (added, changed) = key.zset_add(now, args[2])?;
+        let (_, changed) = key.zset_add(now, member)?;
         if changed {
             target.notify(EventClass::SortedSet, c"zadd");
-            target.replicate(Effect::ZsetAdd {
-                score: now,
-                member: args[2],
-            });
+            target.replicate(Effect::ZsetAdd { score: now, member });
         }
         key.set_expires_at_ms(request.expires_at_ms);
         target.notify(EventClass::Generic, c"expire");
         target.replicate(Effect::ExpireAt(request.expires_at_ms));
-        target.signal_modified();
-        let distinct = rules::distinct(prev, added, request.thresholds.as_slice());
         if distinct.level > 0 {
             stats::MON_DISTINCT_CROSSINGS.bump();
             target.notify(EventClass::String, c"mon.crossed");
         }
+        if let Some(entry) = alerted {
+            entry.propagate();
+        }
+        target.signal_modified();
         Ok(Reply::Integers(
             [distinct.count, distinct.level as i64].into(),
         ))
@@ -104,13 +142,13 @@ mod tests {
 
     #[test]
     fn errors_name_the_argument_in_order() {
-        let error = |args: &[&str]| MonDistinct::parse(args, NOW).unwrap_err().to_string();
+        let error = |args: &[&str]| Distinct::parse(args, NOW).unwrap_err().to_string();
         assert!(error(&["", "60", "3"]).starts_with("ERR member "));
         assert!(error(&["", "0", "x"]).starts_with("ERR member "));
         assert!(error(&["card", "0", "3"]).starts_with("ERR window "));
         assert!(error(&["card", "60", "0"]).starts_with("ERR threshold #1 "));
         assert!(error(&["card", "60"]).contains("wrong number"));
-        let call = MonDistinct::parse(&["card", "60", "3", "5"], NOW).unwrap();
+        let call = Distinct::parse(&["card", "60", "3", "5"], NOW).unwrap();
         assert_eq!((call.window_ms, call.expires_at_ms), (60_000, NOW + 60_000));
     }
 }

@@ -1,21 +1,30 @@
-//! `MON.INCRCHECK key increment window threshold [threshold ...]`: adds to
-//! a windowed counter and reports the first crossing of a threshold.
+//! `MON.INCRCHECK key increment window threshold [threshold ...] [ALERT
+//! stream [MAXLEN n]]`: adds to a windowed counter and reports the first
+//! crossing of a threshold (and records it in the stream).
 
+use super::alert::{self, Alert, Record};
 use super::rules;
 use super::thresholds::Thresholds;
 use crate::args;
 use crate::redis::{
-    callback, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, Handler, KeyAccess, Keys,
+    callback_finding_keys, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, FindsKeys,
+    Handler, KeyAccess, Keys,
 };
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
+
+/// Where the search for `ALERT` starts: after the first threshold.
+const ALERT_FROM: usize = 5;
 
 pub const COMMAND: Command = Command {
     name: c"mon.incrcheck",
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: -5,
-    keys: Keys::One(KeyAccess::UPDATE),
+    keys: Keys::Alerting {
+        access: KeyAccess::UPDATE,
+        alert_from: ALERT_FROM as i32,
+    },
     summary: c"Adds to a windowed counter and reports the highest threshold this call crossed.",
     complexity: c"O(N) where N is the number of thresholds (at most 32).",
     args: &[
@@ -23,45 +32,59 @@ pub const COMMAND: Command = Command {
         ArgDoc::integer(c"increment"),
         ArgDoc::integer(c"window"),
         ArgDoc::integer(c"threshold").multiple(),
+        alert::DOC,
     ],
-    callback: callback::<IncrCheck>,
+    callback: callback_finding_keys::<MonIncrCheck>,
 };
 
-/// A parsed call.
+/// A parsed call; `A` is how an argument is given (the stream stays one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IncrCheck {
+pub struct IncrCheck<'a, A> {
     pub increment: i64,
     /// Absolute expiry (unix ms) the window gets if the key has no TTL.
     pub window_expires_at_ms: i64,
     pub thresholds: Thresholds,
+    pub alert: Option<Alert<'a, A>>,
 }
 
-impl IncrCheck {
+impl<'a, A: AsRef<[u8]>> IncrCheck<'a, A> {
     /// `args` are the arguments after the key. `now_ms` is the server
     /// clock: a window whose expiry would overflow is rejected as EXPIRE
     /// rejects it, in argument order.
-    pub fn parse<A: AsRef<[u8]>>(args: &[A], now_ms: i64) -> Result<Self, ErrorReply> {
-        let [increment, window, thresholds @ ..] = args else {
+    pub fn parse(args: &'a [A], now_ms: i64) -> Result<Self, ErrorReply> {
+        let [increment, window, tail @ ..] = args else {
             return Err(args::wrong_arity("mon.incrcheck"));
         };
-        if thresholds.is_empty() {
+        if tail.is_empty() {
             return Err(args::wrong_arity("mon.incrcheck"));
         }
         let increment = args::positive(increment.as_ref(), "increment")?;
         let (_, window_expires_at_ms) =
             args::seconds_from(window.as_ref(), "window", now_ms, "mon.incrcheck")?;
+        let (thresholds, alert) = alert::after_thresholds(tail, &[], |_, _| Ok(()))?;
         Ok(IncrCheck {
             increment,
             window_expires_at_ms,
-            thresholds: Thresholds::parse(thresholds)?,
+            thresholds,
+            alert,
         })
     }
 }
 
-impl Handler for IncrCheck {
+/// The command (its parsed calls borrow their arguments).
+pub struct MonIncrCheck;
+
+impl FindsKeys for MonIncrCheck {
+    fn key_positions(args: &[Arg<'_>]) -> Vec<(usize, KeyAccess)> {
+        alert::key_positions(args, ALERT_FROM)
+    }
+}
+
+impl Handler for MonIncrCheck {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::MON_INCRCHECK_CALLS.bump();
         let request = IncrCheck::parse(&args[2..], ctx.now_ms())?;
+        alert::check(request.alert.as_ref(), ctx, args[1])?;
         let target = CommandKey::new(ctx, args[1]);
         let mut key = target.open();
         let current = key.read_integer()?;
@@ -73,6 +96,13 @@ impl Handler for IncrCheck {
             request.increment,
             request.thresholds.as_slice(),
         )?;
+        let record = Record::crossing(
+            request.thresholds.as_slice(),
+            count.level,
+            count.value,
+            None,
+        );
+        let alerted = alert::append(request.alert.as_ref(), ctx, args[1], record)?;
 
         key.write_integer(count.value)?;
         target.notify(EventClass::String, c"incrby");
@@ -90,6 +120,9 @@ impl Handler for IncrCheck {
         if count.level > 0 {
             stats::MON_CROSSINGS.bump();
             target.notify(EventClass::String, c"mon.crossed");
+        }
+        if let Some(entry) = alerted {
+            entry.propagate();
         }
         target.signal_modified();
         Ok(Reply::Integers([count.value, count.level as i64].into()))

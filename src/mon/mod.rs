@@ -1,8 +1,10 @@
 //! The velocity checks: MON.INCRCHECK and MON.DECRCLAMP (counters in a
 //! time window, plain string keys) and MON.DISTINCT (distinct members on
 //! a sorted set). MON.SLIDECHECK's sliding windows are a module type of
-//! their own, in `window/`. `thresholds.rs` is their shared threshold list.
+//! their own, in `window/`. `thresholds.rs` is their shared threshold list,
+//! `alert.rs` the `ALERT stream` option all four take.
 
+pub mod alert;
 pub mod decrclamp;
 pub mod distinct;
 pub mod incrcheck;

@@ -33,6 +33,12 @@ pub fn distinct(prev: i64, added: bool, thresholds: &[i64]) -> Distinct {
     }
 }
 
+/// Is a member new to the count once the aged members are dropped: never
+/// seen (`None`), or last seen at or before the `cutoff`?
+pub fn arrives(last_seen_ms: Option<f64>, cutoff: i64) -> bool {
+    last_seen_ms.is_none_or(|seen| seen <= cutoff as f64)
+}
+
 /// The score at or below which a member has aged out at `now`: last seen
 /// `window` or longer ago.
 pub fn distinct_cutoff(now_ms: i64, window_ms: i64) -> i64 {
@@ -111,6 +117,10 @@ mod tests {
         // A count that fell back below a threshold reports it again.
         assert_eq!(distinct(2, true, &[3]).level, 1);
         assert_eq!(distinct_cutoff(1_000_060_000, 60_000), 1_000_000_000);
+        // A member seen at the cutoff itself has aged out: it arrives again.
+        assert!(arrives(None, 1_000));
+        assert!(arrives(Some(1_000.0), 1_000));
+        assert!(!arrives(Some(1_001.0), 1_000));
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Set commands run through Redis itself: Redis 7.0 gives modules no
-//! low-level set API.
+//! Commands run through Redis itself: the set commands (Redis 7.0 gives
+//! modules no low-level set API) and an alert's XADD (no server gives
+//! modules a way to write streams).
 
 use std::ffi::CStr;
 use std::os::raw::c_char;
@@ -48,6 +49,68 @@ impl CommandKey<'_> {
             raw::RedisModule_FreeCallReply.unwrap()(reply);
             result
         }
+    }
+}
+
+impl CommandKey<'_> {
+    /// Runs `XADD key args...` on this key, not propagated: the caller
+    /// propagates the entry as Redis's own XADD rewrites itself (explicit
+    /// ID, exact trim). XADD brings its keyspace events and WATCH signal.
+    /// The new entry's ID, and the stream's length after any trim. No
+    /// handle of this key may be open.
+    pub fn stream_add(self, args: &[Vec<u8>]) -> Result<(Vec<u8>, i64), ErrorReply> {
+        let ctx = self.ctx.as_ptr();
+        // SAFETY: format "sv": the key, then an array of `len` strings made
+        // here on the command's context and freed after the call (which
+        // copies what it keeps); the reply is read, then freed once.
+        let id = unsafe {
+            let strings: Vec<*mut raw::RedisModuleString> = args
+                .iter()
+                .map(|a| raw::RedisModule_CreateString.unwrap()(ctx, a.as_ptr().cast(), a.len()))
+                .collect();
+            let reply = raw::RedisModule_Call.unwrap()(
+                ctx,
+                c"XADD".as_ptr(),
+                c"sv".as_ptr(),
+                self.name.as_ptr(),
+                strings.as_ptr(),
+                strings.len(),
+            );
+            for string in strings {
+                raw::RedisModule_FreeString.unwrap()(ctx, string);
+            }
+            if reply.is_null() {
+                return Err(ErrorReply::new("ERR nested XADD could not run"));
+            }
+            let id = string_reply(reply);
+            raw::RedisModule_FreeCallReply.unwrap()(reply);
+            id?
+        };
+        let length = self.open_read().map_or(0, |stream| stream.length());
+        Ok((id, length))
+    }
+}
+
+/// A string reply's bytes; an error reply's text passes through.
+///
+/// # Safety
+/// `reply` is a live, non-null call reply.
+unsafe fn string_reply(reply: *mut raw::RedisModuleCallReply) -> Result<Vec<u8>, ErrorReply> {
+    let mut len = 0;
+    let ptr: *const c_char = raw::RedisModule_CallReplyStringPtr.unwrap()(reply, &mut len);
+    let bytes = if ptr.is_null() {
+        &[][..]
+    } else {
+        std::slice::from_raw_parts(ptr.cast::<u8>(), len)
+    };
+    match raw::RedisModule_CallReplyType.unwrap()(reply) as isize {
+        raw::REDISMODULE_REPLY_STRING => Ok(bytes.to_vec()),
+        raw::REDISMODULE_REPLY_ERROR => Err(ErrorReply::owned(
+            String::from_utf8_lossy(bytes).into_owned(),
+        )),
+        _ => Err(ErrorReply::new(
+            "ERR unexpected reply from a nested command",
+        )),
     }
 }
 

@@ -281,6 +281,8 @@ impl KeyAccess {
         KeyAccess(raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS);
     /// Removes from the value (SREM).
     pub const DELETE: KeyAccess = KeyAccess(Self::RW | raw::REDISMODULE_CMD_KEY_DELETE);
+    /// Appends to the value and may trim it (XADD: an alert's stream).
+    pub const APPEND: KeyAccess = KeyAccess(Self::RW | raw::REDISMODULE_CMD_KEY_UPDATE);
 }
 
 /// The keys a command names, as its key specs tell Redis.
@@ -294,7 +296,17 @@ pub enum Keys {
     /// command answers the server's key-position requests itself
     /// (`getkeys-api`, see [`FindsKeys`]).
     Counted { access: KeyAccess, step: i32 },
+    /// One key at argv[1], and the stream of an optional `ALERT stream`,
+    /// the argument after the first `ALERT` from argv[`alert_from`] on
+    /// (no argument before it can be spelled so: they are integers). A
+    /// keyword key spec says so; Redis 7.0's Cluster routing reads only
+    /// ranges or the module, so the command also answers key-position
+    /// requests itself (`getkeys-api`, see [`FindsKeys`]).
+    Alerting { access: KeyAccess, alert_from: i32 },
 }
+
+/// The keyword of [`Keys::Alerting`]'s second key.
+const ALERT_KEYWORD: &CStr = c"ALERT";
 
 /// One argument as `COMMAND DOCS` shows it.
 pub struct ArgDoc {
@@ -305,6 +317,8 @@ pub struct ArgDoc {
     token: Option<&'static CStr>,
     /// A block's arguments (`key max_burst count period`).
     subargs: &'static [ArgDoc],
+    /// The key spec of a key argument: 0 for argv[1]'s.
+    key_spec: c_int,
 }
 
 impl ArgDoc {
@@ -320,8 +334,23 @@ impl ArgDoc {
             flags: 0,
             token: None,
             subargs: &[],
+            key_spec: if kind == raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY {
+                0
+            } else {
+                -1
+            },
         }
     }
+
+    /// The stream key of an `ALERT stream` option (see [`Keys::Alerting`]).
+    pub const ALERT_STREAM: ArgDoc = ArgDoc {
+        token: Some(ALERT_KEYWORD),
+        key_spec: 1,
+        ..ArgDoc::new(
+            c"stream",
+            raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY,
+        )
+    };
 
     /// Arguments that come together, as one (often repeated) group.
     pub const fn block(name: &'static CStr, subargs: &'static [ArgDoc]) -> ArgDoc {
@@ -365,6 +394,7 @@ impl ArgDoc {
     }
 
     /// May be left out.
+    #[must_use]
     pub const fn optional(self) -> ArgDoc {
         ArgDoc {
             flags: self.flags | raw::REDISMODULE_CMD_ARG_OPTIONAL,
@@ -421,15 +451,12 @@ impl Command {
         // entry Redis expects and outlive the call, which copies them.
         unsafe {
             // A key per step after numkeys: no first/last/step range can say
-            // it (as for EVAL); the key spec and the callback do.
+            // it (as for EVAL); the key spec and the callback do. An alert's
+            // stream: the range says argv[1], the callback the stream too.
             let (flags, range) = match self.keys {
                 Keys::One(_) => (self.flags.to_owned(), 1),
-                Keys::Counted { .. } => {
-                    let mut flags = self.flags.to_bytes().to_vec();
-                    flags.extend_from_slice(b" getkeys-api");
-                    let flags = CString::new(flags).map_err(|_| format!("{name}: flags"))?;
-                    (flags, 0)
-                }
+                Keys::Alerting { .. } => (finding_keys(self.flags, &name)?, 1),
+                Keys::Counted { .. } => (finding_keys(self.flags, &name)?, 0),
             };
             let created = raw::RedisModule_CreateCommand.unwrap()(
                 ctx,
@@ -447,7 +474,8 @@ impl Command {
             if command.is_null() {
                 return Err(format!("could not find {name} after creating it"));
             }
-            let mut key_specs = [self.key_spec(), std::mem::zeroed()];
+            let mut key_specs = self.key_specs();
+            key_specs.push(std::mem::zeroed());
             let mut blocks = Vec::new();
             let mut args = ArgDoc::to_raw_list(self.args, &mut blocks);
             let mut info = raw::RedisModuleCommandInfo {
@@ -477,26 +505,55 @@ impl Command {
         Ok(())
     }
 
-    /// The key spec: argv[1], or a key every `step` arguments after the
-    /// count at argv[1].
-    fn key_spec(&self) -> raw::RedisModuleCommandKeySpec {
-        let index = raw::RedisModuleCommandKeySpec__bindgen_ty_1 {
+    /// The key specs: argv[1] (then an alert's stream), or a key every
+    /// `step` arguments after the count at argv[1].
+    fn key_specs(&self) -> Vec<raw::RedisModuleCommandKeySpec> {
+        let at_first = raw::RedisModuleCommandKeySpec__bindgen_ty_1 {
             index: raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_1 { pos: 1 },
         };
-        let (access, find_keys_type, fk) = match self.keys {
-            Keys::One(access) => (
-                access.0,
-                raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE,
-                raw::RedisModuleCommandKeySpec__bindgen_ty_2 {
-                    range: raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 {
-                        lastkey: 0,
-                        keystep: 1,
-                        limit: 0,
+        let one_key = raw::RedisModuleCommandKeySpec__bindgen_ty_2 {
+            range: raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 {
+                lastkey: 0,
+                keystep: 1,
+                limit: 0,
+            },
+        };
+        let spec = |access: u32, begin_search_type, bs, find_keys_type, fk| {
+            raw::RedisModuleCommandKeySpec {
+                notes: std::ptr::null(),
+                flags: u64::from(access),
+                begin_search_type,
+                bs,
+                find_keys_type,
+                fk,
+            }
+        };
+        let index = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
+        let range = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
+        match self.keys {
+            Keys::One(access) => vec![spec(access.0, index, at_first, range, one_key)],
+            Keys::Alerting { access, alert_from } => {
+                let after_keyword = raw::RedisModuleCommandKeySpec__bindgen_ty_1 {
+                    keyword: raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_2 {
+                        keyword: ALERT_KEYWORD.as_ptr(),
+                        startfrom: alert_from,
                     },
-                },
-            ),
-            Keys::Counted { access, step } => (
+                };
+                vec![
+                    spec(access.0, index, at_first, range, one_key),
+                    spec(
+                        KeyAccess::APPEND.0,
+                        raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_KEYWORD,
+                        after_keyword,
+                        range,
+                        one_key,
+                    ),
+                ]
+            }
+            Keys::Counted { access, step } => vec![spec(
                 access.0 | raw::REDISMODULE_CMD_KEY_INCOMPLETE,
+                index,
+                at_first,
                 raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM,
                 raw::RedisModuleCommandKeySpec__bindgen_ty_2 {
                     keynum: raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_2 {
@@ -505,17 +562,16 @@ impl Command {
                         keystep: step,
                     },
                 },
-            ),
-        };
-        raw::RedisModuleCommandKeySpec {
-            notes: std::ptr::null(),
-            flags: u64::from(access),
-            begin_search_type: raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX,
-            bs: index,
-            find_keys_type,
-            fk,
+            )],
         }
     }
+}
+
+/// `flags` and `getkeys-api`: the command answers key-position requests.
+fn finding_keys(flags: &CStr, name: &str) -> Result<CString, String> {
+    let mut flags = flags.to_bytes().to_vec();
+    flags.extend_from_slice(b" getkeys-api");
+    CString::new(flags).map_err(|_| format!("{name}: flags"))
 }
 
 impl ArgDoc {
@@ -536,7 +592,6 @@ impl ArgDoc {
         &self,
         blocks: &mut Vec<Vec<raw::RedisModuleCommandArg>>,
     ) -> raw::RedisModuleCommandArg {
-        let is_key = self.kind == raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY;
         let subargs = if self.subargs.is_empty() {
             std::ptr::null_mut()
         } else {
@@ -549,7 +604,7 @@ impl ArgDoc {
         raw::RedisModuleCommandArg {
             name: self.name.as_ptr(),
             type_: self.kind,
-            key_spec_index: if is_key { 0 } else { -1 },
+            key_spec_index: self.key_spec,
             token: self.token.map_or(std::ptr::null(), CStr::as_ptr),
             summary: std::ptr::null(),
             since: std::ptr::null(),

@@ -48,8 +48,9 @@ pub enum Effect<'call> {
     ExpireAt(i64),
 }
 
-/// The key named by the running command (argv[1]): what its effects,
-/// events and signals are addressed to, open or not.
+/// A key named by the running command (its argv[1], or an alert's
+/// stream): what its effects, events and signals are addressed to, open
+/// or not.
 #[derive(Clone, Copy)]
 pub struct CommandKey<'call> {
     pub(super) ctx: Ctx<'call>,
@@ -84,6 +85,17 @@ impl<'call> CommandKey<'call> {
             raw::RedisModule_OpenKey.unwrap()(self.ctx.as_ptr(), self.name.as_ptr(), mode)
         };
         NonNull::new(handle.cast()).map(|handle| OpenKey { handle, _key: self })
+    }
+
+    /// WRONGTYPE unless this key is missing or a stream (an alert's
+    /// stream, checked before anything is written).
+    pub fn require_stream(self) -> Result<(), ErrorReply> {
+        match self.open_read() {
+            Some(key) if key.key_type() as isize != raw::REDISMODULE_KEYTYPE_STREAM => {
+                Err(WRONGTYPE)
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Propagates `name key args...` to replicas and the AOF, one command
@@ -245,8 +257,8 @@ pub struct OpenKey<'call> {
     _key: CommandKey<'call>,
 }
 
-impl OpenKey<'_> {
-    fn key_type(&self) -> c_int {
+impl<'call> OpenKey<'call> {
+    pub(super) fn key_type(&self) -> c_int {
         // SAFETY: an open key.
         unsafe { raw::RedisModule_KeyType.unwrap()(self.handle.as_ptr()) }
     }
@@ -395,15 +407,17 @@ impl OpenKey<'_> {
         }
     }
 
-    /// Removes the members of this sorted set scored `cutoff` or less; how
-    /// many. An emptied set is deleted, as ZREMRANGEBYSCORE does.
-    pub fn zset_drop_up_to(&mut self, cutoff: i64) -> usize {
-        let (handle, ctx) = (self.handle.as_ptr(), self._key.ctx.as_ptr());
-        let mut dropped = Vec::new();
-        // SAFETY: a sorted-set key open for writing (the caller checked
-        // the type); the range is walked to its end and stopped before any
-        // member is removed; each member string Redis returns is ours,
-        // removed, then freed once on this context.
+    /// The members of this sorted set scored `cutoff` or less, to be
+    /// removed with [`OpenKey::zset_remove`] once the call has decided.
+    pub fn zset_up_to(&self, cutoff: i64) -> ZsetMembers<'call> {
+        let handle = self.handle.as_ptr();
+        let mut members = ZsetMembers {
+            ctx: self._key.ctx,
+            strings: Vec::new(),
+        };
+        // SAFETY: a sorted-set key (the caller checked the type); the range
+        // is walked to its end and stopped; each member string Redis
+        // returns is ours, kept in `members`, which frees it once.
         unsafe {
             let started = raw::RedisModule_ZsetFirstInScoreRange.unwrap()(
                 handle,
@@ -420,19 +434,43 @@ impl OpenKey<'_> {
                     if member.is_null() {
                         break;
                     }
-                    dropped.push(member);
+                    members.strings.push(member);
                     if raw::RedisModule_ZsetRangeNext.unwrap()(handle) == 0 {
                         break;
                     }
                 }
                 raw::RedisModule_ZsetRangeStop.unwrap()(handle);
             }
-            for &member in &dropped {
-                raw::RedisModule_ZsetRem.unwrap()(handle, member, std::ptr::null_mut());
-                raw::RedisModule_FreeString.unwrap()(ctx, member);
-            }
         }
-        dropped.len()
+        members
+    }
+
+    /// Removes `members` (found by [`OpenKey::zset_up_to`]). An emptied
+    /// set is deleted, as ZREMRANGEBYSCORE does.
+    pub fn zset_remove(&mut self, members: ZsetMembers<'_>) {
+        for &member in &members.strings {
+            // SAFETY: a sorted-set key open for writing; the member is a
+            // live string owned by `members`.
+            unsafe {
+                raw::RedisModule_ZsetRem.unwrap()(
+                    self.handle.as_ptr(),
+                    member,
+                    std::ptr::null_mut(),
+                )
+            };
+        }
+    }
+
+    /// The score of `member` in this sorted set; `None` if it is not
+    /// there (or the key is missing).
+    pub fn zset_score(&self, member: Arg<'_>) -> Option<f64> {
+        let mut score = 0.0;
+        // SAFETY: an open key, empty or a sorted set (the caller checked);
+        // the member is a live argument of this call.
+        let found = unsafe {
+            raw::RedisModule_ZsetScore.unwrap()(self.handle.as_ptr(), member.as_ptr(), &mut score)
+        };
+        (found == raw::REDISMODULE_OK as c_int).then_some(score)
     }
 
     /// Adds `member` with `score`, or re-scores it: whether it was new,
@@ -459,6 +497,12 @@ impl OpenKey<'_> {
         Ok((new, new || flags & raw::REDISMODULE_ZADD_UPDATED != 0))
     }
 
+    /// How many elements the value holds (a stream's entries).
+    pub fn length(&self) -> i64 {
+        // SAFETY: an open key.
+        unsafe { raw::RedisModule_ValueLength.unwrap()(self.handle.as_ptr()) as i64 }
+    }
+
     /// A set's cardinality without a nested call: 0 for a missing key,
     /// WRONGTYPE for anything but a set.
     pub fn set_len(&self) -> Result<i64, ErrorReply> {
@@ -469,6 +513,33 @@ impl OpenKey<'_> {
                 Ok(unsafe { raw::RedisModule_ValueLength.unwrap()(self.handle.as_ptr()) } as i64)
             }
             _ => Err(WRONGTYPE),
+        }
+    }
+}
+
+/// Members of a sorted set, as Redis handed them to the module: freed on
+/// drop.
+pub struct ZsetMembers<'call> {
+    ctx: Ctx<'call>,
+    strings: Vec<*mut raw::RedisModuleString>,
+}
+
+impl ZsetMembers<'_> {
+    pub fn len(&self) -> usize {
+        self.strings.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.strings.is_empty()
+    }
+}
+
+impl Drop for ZsetMembers<'_> {
+    fn drop(&mut self) {
+        for &string in &self.strings {
+            // SAFETY: each string was returned to the module by the range
+            // API, is owned here and freed once.
+            unsafe { raw::RedisModule_FreeString.unwrap()(self.ctx.as_ptr(), string) };
         }
     }
 }

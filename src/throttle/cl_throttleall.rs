@@ -100,6 +100,7 @@ impl ThrottleAll {
         }
         let mut quantity = 1;
         args::options(options, &["QUANTITY"], |_, value| {
+            let value = value.as_ref();
             quantity = args::non_negative(value, "quantity")?;
             Ok(())
         })?;

@@ -23,14 +23,22 @@ enum Origin {
     Replay,
 }
 
-/// MON.SLIDECHECK on the key `name`, decided at `now`.
-pub fn slide(ctx: Ctx<'_>, name: Arg<'_>, call: &Slide<'_>) -> Result<Slid, ErrorReply> {
+/// MON.SLIDECHECK on the key `name`, decided at `now`. `before_writing`
+/// sees the decision before anything is written (an alert's entry goes
+/// first, so a refused one stops the call with nothing written).
+pub fn slide<T>(
+    ctx: Ctx<'_>,
+    name: Arg<'_>,
+    call: &Slide<'_>,
+    before_writing: impl FnOnce(&Slid) -> Result<T, ErrorReply>,
+) -> Result<(Slid, T), ErrorReply> {
     let target = CommandKey::new(ctx, name);
     let mut key = target.open();
     let (slid, effects) = rules::slide(key.value(&WINDOW)?, call, ctx.now_ms())
         .map_err(|refusal| ErrorReply::owned(refusal.message()))?;
+    let alongside = before_writing(&slid)?;
     carry_out(target, &mut key, &effects, Origin::Client)?;
-    Ok(slid)
+    Ok((slid, alongside))
 }
 
 /// MON.APPLY: the effects as the primary decided them.

@@ -1,22 +1,32 @@
 //! `MON.SLIDECHECK key increment window threshold [threshold ...] [BUCKETS
-//! n]`: adds to a sliding window and reports the highest threshold crossed
-//! that the key has not reported within the window.
+//! n] [ALERT stream [MAXLEN n]]`: adds to a sliding window and reports the
+//! highest threshold crossed that the key has not reported within the
+//! window (and records it in the stream).
 
 use super::effect::{Shape, MAX_BUCKETS};
 use super::pipeline;
 use super::rules::{self, Slide};
 use crate::args;
-use crate::mon::thresholds::{self, Thresholds};
-use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
+use crate::mon::alert::{self, Alert, Record};
+use crate::mon::thresholds::Thresholds;
+use crate::redis::{
+    callback_finding_keys, Arg, ArgDoc, Command, Ctx, FindsKeys, Handler, KeyAccess, Keys,
+};
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
+
+/// Where the search for `ALERT` starts: after the first threshold.
+const ALERT_FROM: usize = 5;
 
 pub const COMMAND: Command = Command {
     name: c"mon.slidecheck",
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: -5,
-    keys: Keys::One(KeyAccess::UPDATE),
+    keys: Keys::Alerting {
+        access: KeyAccess::UPDATE,
+        alert_from: ALERT_FROM as i32,
+    },
     summary: c"Adds to a sliding window (the last window seconds) and reports a new crossing.",
     complexity: c"O(1) amortised, plus the thresholds (at most 32).",
     args: &[
@@ -25,37 +35,38 @@ pub const COMMAND: Command = Command {
         ArgDoc::integer(c"window"),
         ArgDoc::integer(c"threshold").multiple(),
         ArgDoc::integer(c"buckets").option(c"BUCKETS"),
+        alert::DOC,
     ],
-    callback: callback::<SlideCheck>,
+    callback: callback_finding_keys::<MonSlideCheck>,
 };
 
-/// A parsed call.
+/// A parsed call; `A` is how an argument is given (the stream stays one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SlideCheck {
+pub struct SlideCheck<'a, A> {
     pub shape: Shape,
     pub increment: i64,
     pub expires_at_ms: i64,
     pub thresholds: Thresholds,
+    pub alert: Option<Alert<'a, A>>,
 }
 
-impl SlideCheck {
+impl<'a, A: AsRef<[u8]>> SlideCheck<'a, A> {
     /// `args` are the arguments after the key; `now_ms` the server clock
     /// (a window whose end would overflow is refused as EXPIRE refuses it).
-    pub fn parse<A: AsRef<[u8]>>(args: &[A], now_ms: i64) -> Result<Self, ErrorReply> {
-        let [increment, window, rest @ ..] = args else {
+    pub fn parse(args: &'a [A], now_ms: i64) -> Result<Self, ErrorReply> {
+        let [increment, window, tail @ ..] = args else {
             return Err(args::wrong_arity("mon.slidecheck"));
         };
-        if rest.is_empty() {
+        if tail.is_empty() {
             return Err(args::wrong_arity("mon.slidecheck"));
         }
         let increment = args::positive(increment.as_ref(), "increment")?;
         let (window_s, expires_at_ms) =
             args::seconds_from(window.as_ref(), "window", now_ms, "mon.slidecheck")?;
         let window_ms = window_s * 1000;
-        let (thresholds, options) = thresholds::then_options(rest, &["BUCKETS"]);
-        let thresholds = Thresholds::parse(thresholds)?;
         let mut buckets = rules::default_buckets(window_ms);
-        args::options(options, &["BUCKETS"], |_, value| {
+        let (thresholds, alert) = alert::after_thresholds(tail, &["BUCKETS"], |_, value| {
+            let value = value.as_ref();
             let n = args::positive(value, "buckets")?;
             if n > MAX_BUCKETS {
                 return Err(ErrorReply::new("ERR buckets must be at most 3600"));
@@ -73,21 +84,39 @@ impl SlideCheck {
             increment,
             expires_at_ms,
             thresholds,
+            alert,
         })
     }
 }
 
-impl Handler for SlideCheck {
+/// The command (its parsed calls borrow their arguments).
+pub struct MonSlideCheck;
+
+impl FindsKeys for MonSlideCheck {
+    fn key_positions(args: &[Arg<'_>]) -> Vec<(usize, KeyAccess)> {
+        alert::key_positions(args, ALERT_FROM)
+    }
+}
+
+impl Handler for MonSlideCheck {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::MON_SLIDECHECK_CALLS.bump();
         let request = SlideCheck::parse(&args[2..], ctx.now_ms())?;
+        alert::check(request.alert.as_ref(), ctx, args[1])?;
+        let thresholds = request.thresholds.as_slice();
         let call = Slide {
             shape: request.shape,
             increment: request.increment,
-            thresholds: request.thresholds.as_slice(),
+            thresholds,
             expires_at_ms: request.expires_at_ms,
         };
-        let slid = pipeline::slide(ctx, args[1], &call)?;
+        let (slid, alerted) = pipeline::slide(ctx, args[1], &call, |slid| {
+            let record = Record::crossing(thresholds, slid.level, slid.current, None);
+            alert::append(request.alert.as_ref(), ctx, args[1], record)
+        })?;
+        if let Some(entry) = alerted {
+            entry.propagate();
+        }
         Ok(Reply::Integers([slid.current, slid.level as i64].into()))
     }
 }

@@ -32,24 +32,42 @@ const ONE: &[usize] = &[0];
 const FIRST_KEY: [i64; 3] = [1, 1, 1];
 
 const WRITE: &[&str] = &["write", "denyoom", "fast"];
+/// A writer that may name an alert stream after a keyword (`ALERT`): no
+/// range can say where, so `movablekeys`, as for EVAL.
+const WRITE_ALERTING: &[&str] = &["write", "denyoom", "fast", "movablekeys"];
 
 pub const COMMANDS: [Spec; 16] = [
     Spec {
         name: "MON.INCRCHECK",
         access: Access::Writer,
         arity: -5,
-        flags: WRITE,
-        example: &["{cust:42}:orders", "1", "60", "3", "5"],
-        keys_at: ONE,
+        flags: WRITE_ALERTING,
+        example: &[
+            "{cust:42}:orders",
+            "1",
+            "60",
+            "3",
+            "5",
+            "ALERT",
+            "{cust:42}:alerts",
+        ],
+        keys_at: &[0, 6],
         range: FIRST_KEY,
     },
     Spec {
         name: "MON.DECRCLAMP",
         access: Access::Writer,
-        arity: 3,
-        flags: WRITE,
-        example: &["{cust:42}:amount", "5"],
-        keys_at: ONE,
+        arity: -3,
+        flags: WRITE_ALERTING,
+        example: &[
+            "{cust:42}:amount",
+            "5",
+            "ALERT",
+            "{cust:42}:alerts",
+            "MAXLEN",
+            "1000",
+        ],
+        keys_at: &[0, 3],
         range: FIRST_KEY,
     },
     Spec {
@@ -167,9 +185,19 @@ pub const COMMANDS: [Spec; 16] = [
         name: "MON.SLIDECHECK",
         access: Access::Writer,
         arity: -5,
-        flags: WRITE,
-        example: &["{cust:42}:orders-1m", "1", "60", "3", "5", "BUCKETS", "60"],
-        keys_at: ONE,
+        flags: WRITE_ALERTING,
+        example: &[
+            "{cust:42}:orders-1m",
+            "1",
+            "60",
+            "3",
+            "5",
+            "BUCKETS",
+            "60",
+            "alert",
+            "{cust:42}:alerts",
+        ],
+        keys_at: &[0, 8],
         range: FIRST_KEY,
     },
     Spec {
@@ -185,9 +213,16 @@ pub const COMMANDS: [Spec; 16] = [
         name: "MON.DISTINCT",
         access: Access::Writer,
         arity: -5,
-        flags: WRITE,
-        example: &["{cust:42}:cards-1d", "card-7", "86400", "5"],
-        keys_at: ONE,
+        flags: WRITE_ALERTING,
+        example: &[
+            "{cust:42}:cards-1d",
+            "card-7",
+            "86400",
+            "5",
+            "ALERT",
+            "{cust:42}:alerts",
+        ],
+        keys_at: &[0, 5],
         range: FIRST_KEY,
     },
 ];

@@ -396,6 +396,7 @@ pub fn snapshot(con: &mut Connection, key: &str) -> Snapshot {
         aof_size: info_field(con, "aof_current_size"),
         successes: [
             "guard_mon_crossings",
+            "guard_mon_alerts_written",
             "guard_mon_clamps",
             "guard_mon_clamped_amount",
             "guard_coupon_issued",

@@ -1,0 +1,469 @@
+//! `ALERT stream [MAXLEN n]`: the alert record of a crossing (or of a
+//! clamp), appended to a stream in the same step as the counter's write,
+//! so an alert worker reading it with a consumer group gets every alert at
+//! least once. Shared by MON.INCRCHECK, MON.SLIDECHECK, MON.DISTINCT and
+//! MON.DECRCLAMP: the options, the stream's checks, the entry's fields,
+//! the XADD and the XADD propagated.
+
+use crate::args;
+use crate::mon::thresholds::{self, Thresholds};
+use crate::redis::{Arg, ArgDoc, CommandKey, Ctx, KeyAccess};
+use crate::reply::ErrorReply;
+use crate::stats;
+
+/// `[ALERT stream [MAXLEN n]]`, as `COMMAND DOCS` shows it.
+pub const DOC: ArgDoc = ArgDoc::block(
+    c"alert",
+    &[
+        ArgDoc::ALERT_STREAM,
+        ArgDoc::integer(c"maxlen").option(c"MAXLEN"),
+    ],
+)
+.optional();
+
+const ALERT: &str = "ALERT";
+const MAXLEN: &str = "MAXLEN";
+
+/// Where a call's alert goes: the stream argument as given (a key of the
+/// call), and `MAXLEN n`, the length the stream is trimmed to, about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Alert<'a, A> {
+    pub stream: &'a A,
+    pub maxlen: Option<i64>,
+}
+
+/// A velocity check's tail after its fixed arguments: thresholds, then
+/// options (the first option name after the first threshold starts them):
+/// `ALERT stream [MAXLEN n]` and the command's `own` options, handed to
+/// `each_own` by their index in `own`.
+pub fn after_thresholds<'a, A: AsRef<[u8]>>(
+    tail: &'a [A],
+    own: &[&str],
+    each_own: impl FnMut(usize, &'a A) -> Result<(), ErrorReply>,
+) -> Result<(Thresholds, Option<Alert<'a, A>>), ErrorReply> {
+    let names = Names::new(own);
+    let (given, options) = thresholds::then_options(tail, names.all());
+    let thresholds = Thresholds::parse(given)?;
+    Ok((thresholds, walk(options, &names, each_own)?))
+}
+
+/// MON.DECRCLAMP's tail after `amount`: only `ALERT stream [MAXLEN n]`; a
+/// first token that is no option name is an argument too many.
+pub fn after_amount<'a, A: AsRef<[u8]>>(
+    tail: &'a [A],
+    command: &str,
+) -> Result<Option<Alert<'a, A>>, ErrorReply> {
+    let names = Names::new(&[]);
+    if let [first, ..] = tail {
+        if !names.contains(first.as_ref()) {
+            return Err(args::wrong_arity(command));
+        }
+    }
+    walk(tail, &names, |_, _| Ok(()))
+}
+
+/// ALERT and MAXLEN, then a command's own option names, without a heap.
+struct Names<'n> {
+    list: [&'n str; 4],
+    len: usize,
+}
+
+impl<'n> Names<'n> {
+    fn new(own: &[&'n str]) -> Self {
+        debug_assert!(own.len() <= 2);
+        let mut list = [ALERT, MAXLEN, "", ""];
+        for (slot, name) in list[2..].iter_mut().zip(own) {
+            *slot = name;
+        }
+        Names {
+            list,
+            len: 2 + own.len().min(2),
+        }
+    }
+
+    fn all(&self) -> &[&'n str] {
+        &self.list[..self.len]
+    }
+
+    fn contains(&self, token: &[u8]) -> bool {
+        self.all()
+            .iter()
+            .any(|name| name.as_bytes().eq_ignore_ascii_case(token))
+    }
+}
+
+fn walk<'a, A: AsRef<[u8]>>(
+    options: &'a [A],
+    names: &Names<'_>,
+    mut each_own: impl FnMut(usize, &'a A) -> Result<(), ErrorReply>,
+) -> Result<Option<Alert<'a, A>>, ErrorReply> {
+    let (mut stream, mut maxlen) = (None, None);
+    args::options(options, names.all(), |index, value| match index {
+        0 => {
+            stream = Some(value);
+            Ok(())
+        }
+        1 => {
+            maxlen = Some(args::positive(value.as_ref(), "maxlen")?);
+            Ok(())
+        }
+        own => each_own(own - 2, value),
+    })?;
+    match (stream, maxlen) {
+        (Some(stream), maxlen) => Ok(Some(Alert { stream, maxlen })),
+        (None, Some(_)) => Err(ErrorReply::new(
+            "ERR option MAXLEN is only valid with ALERT",
+        )),
+        (None, None) => Ok(None),
+    }
+}
+
+/// Where a velocity check's keys are, for the server's key-position
+/// requests: argv[1], and the argument after the first `ALERT` at or after
+/// argv[`from`], as a keyword key spec finds it (the last argument is no
+/// keyword: nothing follows it).
+pub fn key_positions<A: AsRef<[u8]>>(args: &[A], from: usize) -> Vec<(usize, KeyAccess)> {
+    let stream = args
+        .iter()
+        .enumerate()
+        .take(args.len().saturating_sub(1))
+        .skip(from)
+        .find(|(_, arg)| arg.as_ref().eq_ignore_ascii_case(ALERT.as_bytes()))
+        .map(|(at, _)| (at + 1, KeyAccess::APPEND));
+    let counter = (args.len() > 1).then_some((1, KeyAccess::UPDATE));
+    counter.into_iter().chain(stream).collect()
+}
+
+/// What an alert entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record<'a> {
+    /// A threshold crossed: the level and the threshold's value, the
+    /// count after the call and, for MON.DISTINCT, the member that
+    /// crossed it.
+    Crossing {
+        level: usize,
+        threshold: i64,
+        current: i64,
+        member: Option<&'a [u8]>,
+    },
+    /// A refund clamped at 0, losing `clamped`.
+    Clamp { clamped: i64 },
+}
+
+impl<'a> Record<'a> {
+    /// The record of a call that reported `level` (1-based) of
+    /// `thresholds`; `None` for level 0, which records nothing.
+    pub fn crossing(
+        thresholds: &[i64],
+        level: usize,
+        current: i64,
+        member: Option<&'a [u8]>,
+    ) -> Option<Self> {
+        let threshold = *thresholds.get(level.checked_sub(1)?)?;
+        Some(Record::Crossing {
+            level,
+            threshold,
+            current,
+            member,
+        })
+    }
+
+    /// The entry's field/value pairs, in SPEC's order, for the counter
+    /// `key`.
+    pub fn fields(&self, key: &[u8]) -> Vec<Vec<u8>> {
+        let number = |n: i64| n.to_string().into_bytes();
+        let mut fields = vec![b"key".to_vec(), key.to_vec()];
+        match *self {
+            Record::Crossing {
+                level,
+                threshold,
+                current,
+                member,
+            } => {
+                fields.extend([
+                    b"level".to_vec(),
+                    level.to_string().into_bytes(),
+                    b"threshold".to_vec(),
+                    number(threshold),
+                    b"current".to_vec(),
+                    number(current),
+                ]);
+                if let Some(member) = member {
+                    fields.extend([b"member".to_vec(), member.to_vec()]);
+                }
+            }
+            Record::Clamp { clamped } => {
+                fields.extend([
+                    b"clamped".to_vec(),
+                    number(clamped),
+                    b"current".to_vec(),
+                    b"0".to_vec(),
+                ]);
+            }
+        }
+        fields
+    }
+}
+
+/// The XADD arguments after the stream key, as the primary runs them:
+/// `[MAXLEN ~ n] * field value ...`.
+pub fn xadd_args(maxlen: Option<i64>, fields: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    let mut xadd = Vec::with_capacity(fields.len() + 4);
+    if let Some(n) = maxlen {
+        xadd.extend([
+            b"MAXLEN".to_vec(),
+            b"~".to_vec(),
+            n.to_string().into_bytes(),
+        ]);
+    }
+    xadd.push(b"*".to_vec());
+    xadd.extend(fields);
+    xadd
+}
+
+/// Those arguments as Redis rewrites its own XADD for replicas and the
+/// AOF: the ID the entry got instead of `*`, and an exact trim to the
+/// length the primary left (`MAXLEN = length`), so a replica ends with
+/// the same entries.
+pub fn rewritten(mut xadd: Vec<Vec<u8>>, id: Vec<u8>, length: i64) -> Vec<Vec<u8>> {
+    let trims = xadd.first().is_some_and(|first| first == b"MAXLEN");
+    if trims {
+        xadd[1] = b"=".to_vec();
+        xadd[2] = length.to_string().into_bytes();
+    }
+    xadd[if trims { 3 } else { 0 }] = id;
+    xadd
+}
+
+/// [`Alert::check`] for a call that may name a stream.
+pub fn check<'call>(
+    alert: Option<&Alert<'_, Arg<'call>>>,
+    ctx: Ctx<'call>,
+    key: Arg<'call>,
+) -> Result<(), ErrorReply> {
+    alert.map_or(Ok(()), |alert| alert.check(ctx, key))
+}
+
+/// [`Alert::append`] for a call that may name a stream and may have
+/// something to record.
+pub fn append<'call>(
+    alert: Option<&Alert<'_, Arg<'call>>>,
+    ctx: Ctx<'call>,
+    key: Arg<'call>,
+    record: Option<Record<'_>>,
+) -> Result<Option<Appended<'call>>, ErrorReply> {
+    match (alert, record) {
+        (Some(alert), Some(record)) => alert.append(ctx, key, record).map(Some),
+        _ => Ok(None),
+    }
+}
+
+impl<'call> Alert<'_, Arg<'call>> {
+    /// The checks of every call that names a stream, after its arguments
+    /// and before its counter is read: the stream is not the counter, and
+    /// is a stream or nothing (WRONGTYPE even if nothing would be written).
+    pub fn check(&self, ctx: Ctx<'call>, key: Arg<'call>) -> Result<(), ErrorReply> {
+        if self.stream.as_bytes() == key.as_bytes() {
+            return Err(ErrorReply::new(
+                "ERR alert stream must not be the counter's key",
+            ));
+        }
+        CommandKey::new(ctx, *self.stream).require_stream()
+    }
+
+    /// Appends `record` for the counter `key`. Called once the call has
+    /// decided and before it writes the counter: an XADD the server
+    /// refuses (a stream whose last ID is the largest there is) leaves
+    /// everything as it was. What it returns is propagated after the
+    /// counter's effects.
+    pub fn append(
+        &self,
+        ctx: Ctx<'call>,
+        key: Arg<'call>,
+        record: Record<'_>,
+    ) -> Result<Appended<'call>, ErrorReply> {
+        let stream = CommandKey::new(ctx, *self.stream);
+        let xadd = xadd_args(self.maxlen, record.fields(key.as_bytes()));
+        let (id, length) = stream.stream_add(&xadd)?;
+        Ok(Appended {
+            stream,
+            xadd: rewritten(xadd, id, length),
+        })
+    }
+}
+
+/// An entry written and owed to replicas and the AOF.
+pub struct Appended<'call> {
+    stream: CommandKey<'call>,
+    xadd: Vec<Vec<u8>>,
+}
+
+impl Appended<'_> {
+    /// Propagates the entry (after the counter's effects: one MULTI with
+    /// them) and counts it.
+    pub fn propagate(self) {
+        self.stream.replicate_command(c"XADD", &self.xadd);
+        stats::MON_ALERTS_WRITTEN.bump();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A parsed tail: thresholds, and the stream with its MAXLEN.
+    type Tail = (Vec<i64>, Option<(&'static str, Option<i64>)>);
+
+    fn tail(args: &[&'static str]) -> Result<Tail, String> {
+        let mut buckets = None;
+        after_thresholds(args, &["BUCKETS"], |_, value| {
+            buckets = Some(*value);
+            Ok(())
+        })
+        .map(|(thresholds, alert)| {
+            (
+                thresholds.as_slice().to_vec(),
+                alert.map(|alert| (*alert.stream, alert.maxlen)),
+            )
+        })
+        .map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn options_follow_the_thresholds_in_any_order_and_case() {
+        assert_eq!(tail(&["3", "5"]), Ok((vec![3, 5], None)));
+        assert_eq!(
+            tail(&["3", "alert", "s", "maxlen", "10"]),
+            Ok((vec![3], Some(("s", Some(10)))))
+        );
+        assert_eq!(
+            tail(&["3", "MAXLEN", "10", "BUCKETS", "6", "ALERT", "ALERT"]),
+            Ok((vec![3], Some(("ALERT", Some(10)))))
+        );
+    }
+
+    #[test]
+    fn option_errors_name_the_option() {
+        let error = |args| tail(args).unwrap_err();
+        assert!(error(&["3", "x", "ALERT", "s"]).starts_with("ERR threshold #2 "));
+        assert_eq!(error(&["3", "ALERT"]), "ERR option ALERT needs a value");
+        assert_eq!(
+            error(&["3", "ALERT", "s", "alert", "t"]),
+            "ERR option ALERT is given more than once"
+        );
+        assert_eq!(
+            error(&["3", "ALERT", "s", "FOO", "1"]),
+            "ERR unknown option 'FOO'"
+        );
+        assert_eq!(
+            error(&["3", "MAXLEN", "5"]),
+            "ERR option MAXLEN is only valid with ALERT"
+        );
+        assert!(error(&["3", "ALERT", "s", "MAXLEN", "0"]).starts_with("ERR maxlen "));
+        assert!(error(&["3", "ALERT", "s", "MAXLEN", "x"]).starts_with("ERR maxlen "));
+        // A bad value is reported before a later missing ALERT.
+        assert!(error(&["3", "MAXLEN", "-1"]).starts_with("ERR maxlen "));
+    }
+
+    #[test]
+    fn after_amount_only_options_or_an_arity_error() {
+        let parse = |args: &[&'static str]| {
+            after_amount(args, "mon.decrclamp")
+                .map(|alert| alert.map(|alert| (*alert.stream, alert.maxlen)))
+                .map_err(|error| error.to_string())
+        };
+        assert_eq!(parse(&[]), Ok(None));
+        assert_eq!(parse(&["Alert", "s"]), Ok(Some(("s", None))));
+        assert_eq!(
+            parse(&["5"]).unwrap_err(),
+            "ERR wrong number of arguments for 'mon.decrclamp' command"
+        );
+        assert_eq!(
+            parse(&["ALERT", "s", "BUCKETS", "6"]).unwrap_err(),
+            "ERR unknown option 'BUCKETS'"
+        );
+    }
+
+    #[test]
+    fn the_stream_is_the_argument_after_the_first_alert_from_the_search_start() {
+        let at = |args: &[&str], from| -> Vec<usize> {
+            key_positions(args, from)
+                .iter()
+                .map(|(at, _)| *at)
+                .collect()
+        };
+        let call = ["mon.distinct", "k", "ALERT", "60", "3", "alert", "ALERT"];
+        assert_eq!(at(&call, 5), [1, 6]);
+        // Before the search start it is a member, not the keyword.
+        assert_eq!(at(&call[..5], 5), [1]);
+        // A last ALERT has no key after it.
+        assert_eq!(at(&["mon.decrclamp", "k", "5", "ALERT"], 3), [1]);
+        assert_eq!(at(&["mon.decrclamp"], 3), Vec::<usize>::new());
+    }
+
+    fn text(args: &[Vec<u8>]) -> Vec<String> {
+        args.iter()
+            .map(|arg| String::from_utf8_lossy(arg).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn only_a_reported_level_is_recorded() {
+        assert_eq!(Record::crossing(&[3, 5], 0, 2, None), None);
+        assert_eq!(
+            Record::crossing(&[3, 5], 2, 6, None),
+            Some(Record::Crossing {
+                level: 2,
+                threshold: 5,
+                current: 6,
+                member: None
+            })
+        );
+        assert_eq!(Record::crossing(&[3], 2, 6, None), None);
+    }
+
+    #[test]
+    fn fields_in_order() {
+        let crossing = Record::Crossing {
+            level: 2,
+            threshold: 5,
+            current: 6,
+            member: Some(b"card-9"),
+        };
+        assert_eq!(
+            text(&crossing.fields(b"k")),
+            [
+                "key",
+                "k",
+                "level",
+                "2",
+                "threshold",
+                "5",
+                "current",
+                "6",
+                "member",
+                "card-9"
+            ]
+        );
+        assert_eq!(
+            text(&Record::Clamp { clamped: 20 }.fields(b"k")),
+            ["key", "k", "clamped", "20", "current", "0"]
+        );
+    }
+
+    #[test]
+    fn the_xadd_propagated_names_the_id_and_trims_exactly() {
+        let fields = vec![b"key".to_vec(), b"k".to_vec()];
+        let xadd = xadd_args(Some(100), fields.clone());
+        assert_eq!(text(&xadd), ["MAXLEN", "~", "100", "*", "key", "k"]);
+        assert_eq!(
+            text(&rewritten(xadd, b"7-0".to_vec(), 180)),
+            ["MAXLEN", "=", "180", "7-0", "key", "k"]
+        );
+        let xadd = xadd_args(None, fields);
+        assert_eq!(
+            text(&rewritten(xadd, b"7-1".to_vec(), 3)),
+            ["7-1", "key", "k"]
+        );
+    }
+}
