@@ -52,6 +52,7 @@ pub fn span_end_ms(now_ms: i64, seconds: i64) -> Option<i64> {
 /// A positive number of seconds `name` (a window, a hold) counted from
 /// `now_ms`: its end in unix ms, refused as EXPIRE refuses an expiry that
 /// overflows.
+#[inline]
 pub fn seconds_from(
     bytes: &[u8],
     name: &str,

@@ -10,6 +10,7 @@
 use std::ffi::CStr;
 
 use crate::integer;
+use crate::redis::{KeptWord, Word, Words};
 
 /// The command that carries effects: the primary propagates it, a
 /// rewritten AOF holds it.
@@ -74,45 +75,64 @@ pub struct Totals {
 /// Why a list of ops could not be read.
 pub type WireError = &'static str;
 
-fn decimal(n: impl ToString) -> Vec<u8> {
-    n.to_string().into_bytes()
-}
-
-/// The arguments after the key that carry `effects`.
-pub fn to_args(effects: &[Effect]) -> Vec<Vec<u8>> {
-    let mut args = Vec::new();
+/// The one mapping from effects to ops: each op's name, then its
+/// arguments.
+#[inline]
+pub fn words(effects: &[Effect]) -> Words<'_> {
+    static CREATE: KeptWord = KeptWord::new(c"CREATE");
+    static PUT: KeptWord = KeptWord::new(c"PUT");
+    static CONFIRM: KeptWord = KeptWord::new(c"CONFIRM");
+    static RELEASE: KeptWord = KeptWord::new(c"RELEASE");
+    static EXPIRE: KeptWord = KeptWord::new(c"EXPIRE");
+    static TOTALS: KeptWord = KeptWord::new(c"TOTALS");
+    let mut words = Words::new();
     for effect in effects {
         match effect {
-            Effect::Create(settings) => args.extend([
-                b"CREATE".to_vec(),
-                decimal(settings.limit),
-                decimal(settings.per_user),
-                decimal(settings.hold_s),
+            Effect::Create(settings) => words.extend(&[
+                Word::Kept(&CREATE),
+                Word::Number(settings.limit),
+                Word::Number(settings.per_user),
+                Word::Number(settings.hold_s),
             ]),
             Effect::Put {
                 claim,
                 user,
                 expires_at_ms,
                 request_id,
-            } => args.extend([
-                b"PUT".to_vec(),
-                decimal(claim),
-                user.clone(),
-                decimal(expires_at_ms.unwrap_or(-1)),
-                request_id.clone().unwrap_or_default(),
+            } => words.extend(&[
+                Word::Kept(&PUT),
+                Word::Unsigned(*claim),
+                Word::Bytes(user),
+                Word::Number(expires_at_ms.unwrap_or(-1)),
+                Word::Bytes(request_id.as_deref().unwrap_or_default()),
             ]),
-            Effect::Confirm { claim } => args.extend([b"CONFIRM".to_vec(), decimal(claim)]),
-            Effect::Release { claim } => args.extend([b"RELEASE".to_vec(), decimal(claim)]),
-            Effect::Expire { claim } => args.extend([b"EXPIRE".to_vec(), decimal(claim)]),
-            Effect::Totals(totals) => args.extend([
-                b"TOTALS".to_vec(),
-                decimal(totals.claims_made),
-                decimal(totals.released),
-                decimal(totals.expired),
+            Effect::Confirm { claim } => {
+                words.extend(&[Word::Kept(&CONFIRM), Word::Unsigned(*claim)])
+            }
+            Effect::Release { claim } => {
+                words.extend(&[Word::Kept(&RELEASE), Word::Unsigned(*claim)])
+            }
+            Effect::Expire { claim } => {
+                words.extend(&[Word::Kept(&EXPIRE), Word::Unsigned(*claim)])
+            }
+            Effect::Totals(totals) => words.extend(&[
+                Word::Kept(&TOTALS),
+                Word::Unsigned(totals.claims_made),
+                Word::Unsigned(totals.released),
+                Word::Unsigned(totals.expired),
             ]),
         }
     }
-    args
+    words
+}
+
+/// The arguments after the key that carry `effects`.
+pub fn to_args(effects: &[Effect]) -> Vec<Vec<u8>> {
+    words(effects)
+        .as_slice()
+        .iter()
+        .map(|word| word.to_vec())
+        .collect()
 }
 
 /// A count: a non-negative 64-bit signed integer.

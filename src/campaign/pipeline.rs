@@ -56,7 +56,8 @@ pub fn create(ctx: Ctx<'_>, name: Arg<'_>, settings: Settings) -> Result<(), Err
         return Err(BUSYKEY);
     }
     key.set_value(&CAMPAIGN, Campaign::new(settings))?;
-    target.replicate_command(APPLY_COMMAND, &effect::to_args(&[Effect::Create(settings)]));
+    let create = [Effect::Create(settings)];
+    target.replicate_words(APPLY_COMMAND, effect::words(&create).as_slice());
     target.signal_modified();
     Ok(())
 }
@@ -122,9 +123,9 @@ fn carry_out(
         target.notify(EventClass::Module, event);
     }
     if applied + already.len() > 0 {
-        let mut args = effect::to_args(already);
-        args.extend(effect::to_args(&effects[..applied]));
-        target.replicate_command(APPLY_COMMAND, &args);
+        let mut words = effect::words(already);
+        words.extend(effect::words(&effects[..applied]).as_slice());
+        target.replicate_words(APPLY_COMMAND, words.as_slice());
         target.signal_modified();
     }
     failure.map_or(Ok(()), Err)

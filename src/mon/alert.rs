@@ -7,7 +7,7 @@
 
 use crate::args;
 use crate::mon::thresholds::{self, Thresholds};
-use crate::redis::{Arg, ArgDoc, CommandKey, Ctx, KeyAccess};
+use crate::redis::{Arg, ArgDoc, CommandKey, Ctx, KeyAccess, Word};
 use crate::reply::ErrorReply;
 use crate::stats;
 
@@ -35,7 +35,9 @@ pub struct Alert<'a, A> {
 /// A velocity check's tail after its fixed arguments: thresholds, then
 /// options (the first option name after the first threshold starts them):
 /// `ALERT stream [MAXLEN n]` and the command's `own` options, handed to
-/// `each_own` by their index in `own`.
+/// `each_own` by their index in `own`. Inlined: the thresholds are built
+/// where the caller keeps them (no copies of 32 slots on the hot path).
+#[inline(always)]
 pub fn after_thresholds<'a, A: AsRef<[u8]>>(
     tail: &'a [A],
     own: &[&str],
@@ -44,20 +46,25 @@ pub fn after_thresholds<'a, A: AsRef<[u8]>>(
     let names = Names::new(own);
     let (given, options) = thresholds::then_options(tail, names.all());
     let thresholds = Thresholds::parse(given)?;
+    if options.is_empty() {
+        return Ok((thresholds, None));
+    }
     Ok((thresholds, walk(options, &names, each_own)?))
 }
 
 /// MON.DECRCLAMP's tail after `amount`: only `ALERT stream [MAXLEN n]`; a
 /// first token that is no option name is an argument too many.
+#[inline]
 pub fn after_amount<'a, A: AsRef<[u8]>>(
     tail: &'a [A],
     command: &str,
 ) -> Result<Option<Alert<'a, A>>, ErrorReply> {
+    let [first, ..] = tail else {
+        return Ok(None);
+    };
     let names = Names::new(&[]);
-    if let [first, ..] = tail {
-        if !names.contains(first.as_ref()) {
-            return Err(args::wrong_arity(command));
-        }
+    if !names.contains(first.as_ref()) {
+        return Err(args::wrong_arity(command));
     }
     walk(tail, &names, |_, _| Ok(()))
 }
@@ -69,6 +76,7 @@ struct Names<'n> {
 }
 
 impl<'n> Names<'n> {
+    #[inline]
     fn new(own: &[&'n str]) -> Self {
         debug_assert!(own.len() <= 2);
         let mut list = [ALERT, MAXLEN, "", ""];
@@ -92,6 +100,7 @@ impl<'n> Names<'n> {
     }
 }
 
+#[inline]
 fn walk<'a, A: AsRef<[u8]>>(
     options: &'a [A],
     names: &Names<'_>,
@@ -236,6 +245,7 @@ pub fn rewritten(mut xadd: Vec<Vec<u8>>, id: Vec<u8>, length: i64) -> Vec<Vec<u8
 }
 
 /// [`Alert::check`] for a call that may name a stream.
+#[inline]
 pub fn check<'call>(
     alert: Option<&Alert<'_, Arg<'call>>>,
     ctx: Ctx<'call>,
@@ -246,6 +256,7 @@ pub fn check<'call>(
 
 /// [`Alert::append`] for a call that may name a stream and may have
 /// something to record.
+#[inline]
 pub fn append<'call>(
     alert: Option<&Alert<'_, Arg<'call>>>,
     ctx: Ctx<'call>,
@@ -302,7 +313,8 @@ impl Appended<'_> {
     /// Propagates the entry (after the counter's effects: one MULTI with
     /// them) and counts it.
     pub fn propagate(self) {
-        self.stream.replicate_command(c"XADD", &self.xadd);
+        let words: Vec<Word> = self.xadd.iter().map(|arg| Word::Bytes(arg)).collect();
+        self.stream.replicate_words(c"XADD", &words);
         stats::MON_ALERTS_WRITTEN.bump();
     }
 }

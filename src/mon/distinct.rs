@@ -94,17 +94,19 @@ impl Handler for MonDistinct {
         let cutoff = rules::distinct_cutoff(now, request.window_ms);
         let aged = key.zset_up_to(cutoff);
         let prev = members - aged.len() as i64;
-        let distinct = rules::distinct(
-            prev,
-            rules::arrives(key.zset_score(member), cutoff),
-            thresholds,
-        );
-        let record = Record::crossing(
-            thresholds,
-            distinct.level,
-            distinct.count,
-            Some(member.as_bytes()),
-        );
+        // Only a member new to the count can cross: its last score is
+        // looked up (another walk of a small set) only when it would.
+        let if_new = rules::distinct(prev, true, thresholds);
+        let record = (if_new.level > 0 && rules::arrives(key.zset_score(member), cutoff))
+            .then(|| {
+                Record::crossing(
+                    thresholds,
+                    if_new.level,
+                    if_new.count,
+                    Some(member.as_bytes()),
+                )
+            })
+            .flatten();
         let alerted = alert::append(request.alert.as_ref(), ctx, args[1], record)?;
 
         if !aged.is_empty() {
@@ -112,7 +114,7 @@ impl Handler for MonDistinct {
             target.notify(EventClass::SortedSet, c"zremrangebyscore");
             target.replicate(Effect::ZsetDropUpTo(cutoff));
         }
-        let (_, changed) = key.zset_add(now, member)?;
+        let (added, changed) = key.zset_add(now, member)?;
         if changed {
             target.notify(EventClass::SortedSet, c"zadd");
             target.replicate(Effect::ZsetAdd { score: now, member });
@@ -120,6 +122,7 @@ impl Handler for MonDistinct {
         key.set_expires_at_ms(request.expires_at_ms);
         target.notify(EventClass::Generic, c"expire");
         target.replicate(Effect::ExpireAt(request.expires_at_ms));
+        let distinct = rules::distinct(prev, added, thresholds);
         if distinct.level > 0 {
             stats::MON_DISTINCT_CROSSINGS.bump();
             target.notify(EventClass::String, c"mon.crossed");

@@ -55,15 +55,20 @@ impl Thresholds {
 /// options: after the first threshold, a token that is one of `options`
 /// (case-insensitive) starts the options; any other token before it is a
 /// threshold.
+/// (A threshold starts with a digit or `-`, an option name with a letter:
+/// thresholds are told apart by their first byte, on every call.)
+#[inline(always)]
 pub fn then_options<'a, A: AsRef<[u8]>>(args: &'a [A], options: &[&str]) -> (&'a [A], &'a [A]) {
     let end = args
         .iter()
         .enumerate()
         .skip(1)
         .find(|(_, arg)| {
-            options
-                .iter()
-                .any(|name| arg.as_ref().eq_ignore_ascii_case(name.as_bytes()))
+            let arg = arg.as_ref();
+            arg.first().is_some_and(u8::is_ascii_alphabetic)
+                && options
+                    .iter()
+                    .any(|name| arg.eq_ignore_ascii_case(name.as_bytes()))
         })
         .map_or(args.len(), |(at, _)| at);
     args.split_at(end)

@@ -10,6 +10,7 @@
 use std::ffi::CStr;
 use std::os::raw::c_int;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use redis_module::raw;
 
@@ -98,133 +99,284 @@ impl<'call> CommandKey<'call> {
         }
     }
 
-    /// Propagates `name key args...` to replicas and the AOF, one command
-    /// for the whole call.
-    pub fn replicate_command(self, name: &CStr, args: &[Vec<u8>]) {
-        let ctx = self.ctx.as_ptr();
-        // SAFETY: format "sv": the key, then an array of `len` strings made
-        // here on the command's context and freed once Replicate copied
-        // them.
-        unsafe {
-            let strings: Vec<*mut raw::RedisModuleString> = args
-                .iter()
-                .map(|a| raw::RedisModule_CreateString.unwrap()(ctx, a.as_ptr().cast(), a.len()))
-                .collect();
-            raw::RedisModule_Replicate.unwrap()(
-                ctx,
-                name.as_ptr(),
-                c"sv".as_ptr(),
-                self.name.as_ptr(),
-                strings.as_ptr(),
-                strings.len(),
-            );
-            for string in strings {
-                raw::RedisModule_FreeString.unwrap()(ctx, string);
-            }
-        }
-    }
-
-    /// Propagates `name key op numbers... [op numbers...]` (ops of one or
-    /// two integers, as a module type's apply command carries them) in one
-    /// command, building no strings here. Only the shapes of the hot paths
-    /// (2 + 1 and 2 + 2 + 1 numbers); false for any other, which the caller
-    /// sends through [`CommandKey::replicate_command`].
-    pub fn replicate_ops(self, name: &CStr, ops: &[(&CStr, [i64; 2], usize)]) -> bool {
+    /// Propagates `command key words...` to replicas and the AOF, one
+    /// command for the whole call (several in one call travel in one
+    /// MULTI/EXEC). Words become RedisModuleStrings without copying where
+    /// they can: the call's own arguments and kept words are passed by
+    /// reference; numbers and bytes are made here and freed once Replicate
+    /// has taken its references.
+    pub fn replicate_words(self, command: &CStr, words: &[Word<'_>]) {
+        const INLINE: usize = 16;
         let (ctx, key) = (self.ctx.as_ptr(), self.name.as_ptr());
-        // SAFETY: each format matches the arguments after it (s: the key,
-        // c: an op's NUL-terminated name, l: a long long).
+        let mut inline = [std::ptr::null_mut(); INLINE];
+        let mut long = Vec::new();
+        let s = match inline.get_mut(..words.len()) {
+            Some(slots) => slots,
+            None => {
+                long.resize(words.len(), std::ptr::null_mut());
+                &mut long[..]
+            }
+        };
+        for (slot, word) in s.iter_mut().zip(words) {
+            // SAFETY: the running command's context.
+            *slot = unsafe { word.to_string(ctx) };
+        }
+        // SAFETY: each format is "s" (the key) and one "s" per string
+        // passed after it (a fixed format per count: "sv" costs Redis a
+        // reallocation); longer lists go as "sv", an array of them. Every
+        // string is alive until Replicate has taken its reference; those
+        // made here are freed once, after it.
         unsafe {
             let replicate = raw::RedisModule_Replicate.unwrap();
-            match ops {
-                [(a, [a1, a2], 2), (b, [b1, _], 1)] => {
-                    replicate(
-                        ctx,
-                        name.as_ptr(),
-                        c"scllcl".as_ptr(),
-                        key,
-                        a.as_ptr(),
-                        *a1,
-                        *a2,
-                        b.as_ptr(),
-                        *b1,
-                    );
+            let command = command.as_ptr();
+            match s.len() {
+                0 => return,
+                1 => replicate(ctx, command, c"ss".as_ptr(), key, s[0]),
+                2 => replicate(ctx, command, c"sss".as_ptr(), key, s[0], s[1]),
+                3 => replicate(ctx, command, c"ssss".as_ptr(), key, s[0], s[1], s[2]),
+                4 => replicate(ctx, command, c"sssss".as_ptr(), key, s[0], s[1], s[2], s[3]),
+                5 => replicate(
+                    ctx,
+                    command,
+                    c"ssssss".as_ptr(),
+                    key,
+                    s[0],
+                    s[1],
+                    s[2],
+                    s[3],
+                    s[4],
+                ),
+                6 => replicate(
+                    ctx,
+                    command,
+                    c"sssssss".as_ptr(),
+                    key,
+                    s[0],
+                    s[1],
+                    s[2],
+                    s[3],
+                    s[4],
+                    s[5],
+                ),
+                7 => replicate(
+                    ctx,
+                    command,
+                    c"ssssssss".as_ptr(),
+                    key,
+                    s[0],
+                    s[1],
+                    s[2],
+                    s[3],
+                    s[4],
+                    s[5],
+                    s[6],
+                ),
+                8 => replicate(
+                    ctx,
+                    command,
+                    c"sssssssss".as_ptr(),
+                    key,
+                    s[0],
+                    s[1],
+                    s[2],
+                    s[3],
+                    s[4],
+                    s[5],
+                    s[6],
+                    s[7],
+                ),
+                9 => replicate(
+                    ctx,
+                    command,
+                    c"ssssssssss".as_ptr(),
+                    key,
+                    s[0],
+                    s[1],
+                    s[2],
+                    s[3],
+                    s[4],
+                    s[5],
+                    s[6],
+                    s[7],
+                    s[8],
+                ),
+                10 => replicate(
+                    ctx,
+                    command,
+                    c"sssssssssss".as_ptr(),
+                    key,
+                    s[0],
+                    s[1],
+                    s[2],
+                    s[3],
+                    s[4],
+                    s[5],
+                    s[6],
+                    s[7],
+                    s[8],
+                    s[9],
+                ),
+                11 => replicate(
+                    ctx,
+                    command,
+                    c"ssssssssssss".as_ptr(),
+                    key,
+                    s[0],
+                    s[1],
+                    s[2],
+                    s[3],
+                    s[4],
+                    s[5],
+                    s[6],
+                    s[7],
+                    s[8],
+                    s[9],
+                    s[10],
+                ),
+                12 => replicate(
+                    ctx,
+                    command,
+                    c"sssssssssssss".as_ptr(),
+                    key,
+                    s[0],
+                    s[1],
+                    s[2],
+                    s[3],
+                    s[4],
+                    s[5],
+                    s[6],
+                    s[7],
+                    s[8],
+                    s[9],
+                    s[10],
+                    s[11],
+                ),
+                13 => replicate(
+                    ctx,
+                    command,
+                    c"ssssssssssssss".as_ptr(),
+                    key,
+                    s[0],
+                    s[1],
+                    s[2],
+                    s[3],
+                    s[4],
+                    s[5],
+                    s[6],
+                    s[7],
+                    s[8],
+                    s[9],
+                    s[10],
+                    s[11],
+                    s[12],
+                ),
+                14 => replicate(
+                    ctx,
+                    command,
+                    c"sssssssssssssss".as_ptr(),
+                    key,
+                    s[0],
+                    s[1],
+                    s[2],
+                    s[3],
+                    s[4],
+                    s[5],
+                    s[6],
+                    s[7],
+                    s[8],
+                    s[9],
+                    s[10],
+                    s[11],
+                    s[12],
+                    s[13],
+                ),
+                15 => replicate(
+                    ctx,
+                    command,
+                    c"ssssssssssssssss".as_ptr(),
+                    key,
+                    s[0],
+                    s[1],
+                    s[2],
+                    s[3],
+                    s[4],
+                    s[5],
+                    s[6],
+                    s[7],
+                    s[8],
+                    s[9],
+                    s[10],
+                    s[11],
+                    s[12],
+                    s[13],
+                    s[14],
+                ),
+                16 => replicate(
+                    ctx,
+                    command,
+                    c"sssssssssssssssss".as_ptr(),
+                    key,
+                    s[0],
+                    s[1],
+                    s[2],
+                    s[3],
+                    s[4],
+                    s[5],
+                    s[6],
+                    s[7],
+                    s[8],
+                    s[9],
+                    s[10],
+                    s[11],
+                    s[12],
+                    s[13],
+                    s[14],
+                    s[15],
+                ),
+                len => replicate(ctx, command, c"sv".as_ptr(), key, s.as_ptr(), len),
+            };
+            for (&string, word) in s.iter().zip(words) {
+                if word.is_made() {
+                    raw::RedisModule_FreeString.unwrap()(ctx, string);
                 }
-                [(a, [a1, a2], 2), (b, [b1, b2], 2), (c, [c1, _], 1)] => {
-                    replicate(
-                        ctx,
-                        name.as_ptr(),
-                        c"scllcllcl".as_ptr(),
-                        key,
-                        a.as_ptr(),
-                        *a1,
-                        *a2,
-                        b.as_ptr(),
-                        *b1,
-                        *b2,
-                        c.as_ptr(),
-                        *c1,
-                    );
-                }
-                _ => return false,
             }
         }
-        true
     }
 
     /// Propagates an effect of this command to replicas and the AOF: a
-    /// plain write; several in one call travel in one MULTI/EXEC.
+    /// plain write.
     pub fn replicate(self, effect: Effect) {
-        let (ctx, key) = (self.ctx.as_ptr(), self.name.as_ptr());
-        // SAFETY: each format string matches the arguments passed after it
-        // (s: RedisModuleString, l: long long, c: C string).
-        unsafe {
-            let replicate = raw::RedisModule_Replicate.unwrap();
-            match effect {
-                Effect::IncrBy(increment) => replicate(
-                    ctx,
-                    c"INCRBY".as_ptr(),
-                    c"ss".as_ptr(),
-                    key,
-                    increment.as_ptr(),
-                ),
-                Effect::SetKeepTtl(value) => replicate(
-                    ctx,
-                    c"SET".as_ptr(),
-                    c"slc".as_ptr(),
-                    key,
-                    value,
-                    c"KEEPTTL".as_ptr(),
-                ),
-                Effect::SetExpiringAt { value, at_ms } => replicate(
-                    ctx,
-                    c"SET".as_ptr(),
-                    c"slcl".as_ptr(),
-                    key,
-                    value,
-                    c"PXAT".as_ptr(),
-                    at_ms,
-                ),
-                Effect::ZsetDropUpTo(cutoff) => replicate(
-                    ctx,
-                    c"ZREMRANGEBYSCORE".as_ptr(),
-                    c"scl".as_ptr(),
-                    key,
-                    c"-inf".as_ptr(),
-                    cutoff,
-                ),
-                Effect::ZsetAdd { score, member } => replicate(
-                    ctx,
-                    c"ZADD".as_ptr(),
-                    c"sls".as_ptr(),
-                    key,
-                    score,
-                    member.as_ptr(),
-                ),
-                Effect::ExpireAt(at_ms) => {
-                    replicate(ctx, c"PEXPIREAT".as_ptr(), c"sl".as_ptr(), key, at_ms)
-                }
-            };
-        }
+        let (command, words): (&CStr, [Option<Word>; 3]) = match effect {
+            Effect::IncrBy(increment) => (c"INCRBY", [Some(Word::Arg(increment)), None, None]),
+            Effect::SetKeepTtl(value) => (
+                c"SET",
+                [Some(Word::Number(value)), Some(Word::Kept(&KEEPTTL)), None],
+            ),
+            Effect::SetExpiringAt { value, at_ms } => (
+                c"SET",
+                [
+                    Some(Word::Number(value)),
+                    Some(Word::Kept(&PXAT)),
+                    Some(Word::Number(at_ms)),
+                ],
+            ),
+            Effect::ZsetDropUpTo(cutoff) => (
+                c"ZREMRANGEBYSCORE",
+                [
+                    Some(Word::Kept(&MINUS_INF)),
+                    Some(Word::Number(cutoff)),
+                    None,
+                ],
+            ),
+            Effect::ZsetAdd { score, member } => (
+                c"ZADD",
+                [Some(Word::Number(score)), Some(Word::Arg(member)), None],
+            ),
+            Effect::ExpireAt(at_ms) => (c"PEXPIREAT", [Some(Word::Number(at_ms)), None, None]),
+        };
+        let len = words.iter().flatten().count();
+        let words = words.map(|word| word.unwrap_or(Word::Number(0)));
+        self.replicate_words(command, &words[..len]);
     }
 
     /// Fires a keyspace event for this key.
@@ -249,6 +401,166 @@ impl<'call> CommandKey<'call> {
             raw::RedisModule_SignalModifiedKey.unwrap()(self.ctx.as_ptr(), self.name.as_ptr())
         };
     }
+}
+
+/// An argument of a propagated write (see
+/// [`CommandKey::replicate_words`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Word<'a> {
+    /// One of the call's own arguments.
+    Arg(Arg<'a>),
+    /// A fixed word of a wire format (`PXAT`, an op's name).
+    Kept(&'static KeptWord),
+    Number(i64),
+    /// A count or claim number that may pass i64 (totals).
+    Unsigned(u64),
+    /// Bytes of the module's own (a campaign's user, an alert's field).
+    Bytes(&'a [u8]),
+}
+
+impl Word<'_> {
+    /// The word as the bytes it propagates (what an AOF rewrite writes).
+    pub fn to_vec(self) -> Vec<u8> {
+        match self {
+            Word::Arg(arg) => arg.as_bytes().to_vec(),
+            Word::Kept(word) => word.text.to_bytes().to_vec(),
+            Word::Number(n) => n.to_string().into_bytes(),
+            Word::Unsigned(n) => n.to_string().into_bytes(),
+            Word::Bytes(bytes) => bytes.to_vec(),
+        }
+    }
+
+    /// Is its string made for each call (and freed after it)?
+    fn is_made(&self) -> bool {
+        matches!(self, Word::Number(_) | Word::Unsigned(_) | Word::Bytes(_))
+    }
+
+    /// The word as a string to propagate; a new one where
+    /// [`Word::is_made`], which the caller frees.
+    ///
+    /// # Safety
+    /// `ctx` is the running command's context.
+    unsafe fn to_string(self, ctx: *mut raw::RedisModuleCtx) -> *mut raw::RedisModuleString {
+        match self {
+            Word::Arg(arg) => arg.as_ptr(),
+            Word::Kept(word) => word.string(),
+            Word::Number(n) => raw::RedisModule_CreateStringFromLongLong.unwrap()(ctx, n),
+            Word::Unsigned(n) => make_string(ctx, n.to_string().as_bytes()),
+            Word::Bytes(bytes) => make_string(ctx, bytes),
+        }
+    }
+}
+
+/// Words gathered for one propagated command: inline up to 16 (a hot
+/// path's few ops), on the heap past that (a replay's long lists).
+pub struct Words<'a> {
+    inline: [Word<'a>; 16],
+    len: usize,
+    long: Vec<Word<'a>>,
+}
+
+impl<'a> Words<'a> {
+    #[inline]
+    pub fn new() -> Self {
+        Words {
+            inline: [Word::Number(0); 16],
+            len: 0,
+            long: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub fn extend(&mut self, words: &[Word<'a>]) {
+        let end = self.len + words.len();
+        match self.inline.get_mut(self.len..end) {
+            Some(slots) if self.long.is_empty() => slots.copy_from_slice(words),
+            _ => {
+                if self.long.is_empty() {
+                    self.long.extend_from_slice(&self.inline[..self.len]);
+                }
+                self.long.extend_from_slice(words);
+            }
+        }
+        self.len = end;
+    }
+
+    pub fn as_slice(&self) -> &[Word<'a>] {
+        if self.long.is_empty() {
+            &self.inline[..self.len]
+        } else {
+            &self.long
+        }
+    }
+}
+
+impl Default for Words<'_> {
+    fn default() -> Self {
+        Words::new()
+    }
+}
+
+static KEEPTTL: KeptWord = KeptWord::new(c"KEEPTTL");
+static PXAT: KeptWord = KeptWord::new(c"PXAT");
+static MINUS_INF: KeptWord = KeptWord::new(c"-inf");
+
+/// A fixed word of propagated writes (`PXAT`, an apply command's op
+/// names), made into a RedisModuleString the first time it is sent and
+/// kept for the life of the process: propagating it then costs Redis a
+/// reference count instead of an allocation. Only the main thread
+/// propagates, so loads and stores need no more than relaxed order.
+pub struct KeptWord {
+    text: &'static CStr,
+    string: AtomicPtr<raw::RedisModuleString>,
+}
+
+impl KeptWord {
+    pub const fn new(text: &'static CStr) -> Self {
+        KeptWord {
+            text,
+            string: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    pub fn text(&self) -> &'static CStr {
+        self.text
+    }
+
+    fn string(&self) -> *mut raw::RedisModuleString {
+        let kept = self.string.load(Ordering::Relaxed);
+        if !kept.is_null() {
+            return kept;
+        }
+        // SAFETY: a string made without a context is owned by nobody but
+        // this word, which keeps it for the life of the process; Redis only
+        // takes and drops references to it on the main thread, as for any
+        // propagated argument.
+        let made = unsafe { make_string(std::ptr::null_mut(), self.text.to_bytes()) };
+        self.string.store(made, Ordering::Relaxed);
+        made
+    }
+}
+
+impl std::fmt::Debug for KeptWord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.text.fmt(f)
+    }
+}
+
+impl PartialEq for KeptWord {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for KeptWord {}
+
+/// A new string of `bytes`.
+///
+/// # Safety
+/// `ctx` is the running command's context, or null for a string nobody
+/// frees.
+unsafe fn make_string(ctx: *mut raw::RedisModuleCtx, bytes: &[u8]) -> *mut raw::RedisModuleString {
+    raw::RedisModule_CreateString.unwrap()(ctx, bytes.as_ptr().cast(), bytes.len())
 }
 
 /// An open key handle, closed on drop.

@@ -21,5 +21,5 @@ pub use command::{
     callback, callback_finding_keys, Arg, ArgDoc, Command, Ctx, FindsKeys, Handler, KeyAccess, Keys,
 };
 pub use datatype::{AofCommand, DataType, ModuleValue, Reader, Writer};
-pub use key::{CommandKey, Effect, EventClass, OpenKey};
+pub use key::{CommandKey, Effect, EventClass, KeptWord, OpenKey, Word, Words};
 pub use load::load;

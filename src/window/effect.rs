@@ -9,6 +9,7 @@
 use std::ffi::CStr;
 
 use crate::integer;
+use crate::redis::{KeptWord, Word, Words};
 
 /// The command that carries effects.
 pub const APPLY_COMMAND: &CStr = c"MON.APPLY";
@@ -56,30 +57,85 @@ pub enum Effect {
     ExpireAt(i64),
 }
 
+/// One call's effects, at most one of each kind (CREATE, ADD, REPORT,
+/// PEXPIREAT), kept inline: a call allocates nothing for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallEffects {
+    items: [Effect; 4],
+    len: usize,
+}
+
+impl Default for CallEffects {
+    fn default() -> Self {
+        CallEffects {
+            items: [Effect::ExpireAt(0); 4],
+            len: 0,
+        }
+    }
+}
+
+impl CallEffects {
+    /// Adds an effect; a call never makes more than four.
+    pub fn push(&mut self, effect: Effect) {
+        debug_assert!(self.len < self.items.len());
+        if let Some(slot) = self.items.get_mut(self.len) {
+            *slot = effect;
+            self.len += 1;
+        }
+    }
+
+    pub fn as_slice(&self) -> &[Effect] {
+        &self.items[..self.len]
+    }
+}
+
+impl IntoIterator for CallEffects {
+    type Item = Effect;
+    type IntoIter = std::iter::Take<std::array::IntoIter<Effect, 4>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.into_iter().take(self.len)
+    }
+}
+
 pub type WireError = &'static str;
 
-/// An op of the wire format: its name and its numbers (the first `len`).
-pub type Op = (&'static CStr, [i64; 2], usize);
-
-/// The one mapping from effects to ops.
-pub fn op(effect: &Effect) -> Op {
-    match *effect {
-        Effect::Create(shape) => (c"CREATE", [shape.window_ms, shape.buckets], 2),
-        Effect::Add { bucket, amount } => (c"ADD", [bucket, amount], 2),
-        Effect::Report { threshold, at_ms } => (c"REPORT", [threshold, at_ms], 2),
-        Effect::ExpireAt(at_ms) => (c"PEXPIREAT", [at_ms, 0], 1),
+/// The one mapping from effects to ops: each op's name, then its numbers.
+#[inline]
+pub fn words(effects: &[Effect]) -> Words<'static> {
+    static CREATE: KeptWord = KeptWord::new(c"CREATE");
+    static ADD: KeptWord = KeptWord::new(c"ADD");
+    static REPORT: KeptWord = KeptWord::new(c"REPORT");
+    static PEXPIREAT: KeptWord = KeptWord::new(c"PEXPIREAT");
+    let mut words = Words::new();
+    for effect in effects {
+        match *effect {
+            Effect::Create(shape) => words.extend(&[
+                Word::Kept(&CREATE),
+                Word::Number(shape.window_ms),
+                Word::Number(shape.buckets),
+            ]),
+            Effect::Add { bucket, amount } => {
+                words.extend(&[Word::Kept(&ADD), Word::Number(bucket), Word::Number(amount)])
+            }
+            Effect::Report { threshold, at_ms } => words.extend(&[
+                Word::Kept(&REPORT),
+                Word::Number(threshold),
+                Word::Number(at_ms),
+            ]),
+            Effect::ExpireAt(at_ms) => words.extend(&[Word::Kept(&PEXPIREAT), Word::Number(at_ms)]),
+        }
     }
+    words
 }
 
 /// The arguments after the key that carry `effects`.
 pub fn to_args(effects: &[Effect]) -> Vec<Vec<u8>> {
-    let mut args = Vec::with_capacity(effects.len() * 3);
-    for effect in effects {
-        let (name, numbers, len) = op(effect);
-        args.push(name.to_bytes().to_vec());
-        args.extend(numbers[..len].iter().map(|n| n.to_string().into_bytes()));
-    }
-    args
+    words(effects)
+        .as_slice()
+        .iter()
+        .map(|word| word.to_vec())
+        .collect()
 }
 
 fn number(bytes: &[u8]) -> Result<i64, WireError> {

@@ -37,7 +37,7 @@ pub fn slide<T>(
     let (slid, effects) = rules::slide(key.value(&WINDOW)?, call, ctx.now_ms())
         .map_err(|refusal| ErrorReply::owned(refusal.message()))?;
     let alongside = before_writing(&slid)?;
-    carry_out(target, &mut key, &effects, Origin::Client)?;
+    carry_out(target, &mut key, effects.as_slice(), Origin::Client)?;
     Ok((slid, alongside))
 }
 
@@ -81,11 +81,7 @@ fn carry_out(
         }
     }
     if applied > 0 {
-        let effects = &effects[..applied];
-        let ops: Vec<effect::Op> = effects.iter().map(effect::op).collect();
-        if !target.replicate_ops(APPLY_COMMAND, &ops) {
-            target.replicate_command(APPLY_COMMAND, &effect::to_args(effects));
-        }
+        target.replicate_words(APPLY_COMMAND, effect::words(&effects[..applied]).as_slice());
         target.signal_modified();
     }
     failure.map_or(Ok(()), Err)

@@ -7,7 +7,7 @@
 //! key has not reported within a window, so traffic hovering around a
 //! threshold alerts once per window, not on every crossing.
 
-use super::effect::{Effect, Shape};
+use super::effect::{CallEffects, Effect, Shape};
 use super::store::Window;
 
 /// What a call asks.
@@ -59,8 +59,8 @@ pub fn slide(
     stored: Option<&Window>,
     call: &Slide<'_>,
     now: i64,
-) -> Result<(Slid, Vec<Effect>), Refusal> {
-    let mut effects = Vec::with_capacity(4);
+) -> Result<(Slid, CallEffects), Refusal> {
+    let mut effects = CallEffects::default();
     let fresh;
     let window = match stored {
         Some(window) => {
