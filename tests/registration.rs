@@ -280,7 +280,12 @@ fn command_docs_describe_every_argument() {
             .windows(2)
             .position(|w| w == ["name", "stream"])
             .unwrap_or_else(|| panic!("{name}: {docs:?}"));
-        let described = &docs[stream..(stream + 8).min(docs.len())];
+        // Its fields, up to the next argument's name.
+        let end = docs[stream + 2..]
+            .iter()
+            .position(|field| field == "name")
+            .map_or(docs.len(), |at| stream + 2 + at);
+        let described = &docs[stream..end];
         for pair in [["key_spec_index", "1"], ["token", "ALERT"], ["type", "key"]] {
             assert!(
                 described.windows(2).any(|w| w == pair),

@@ -100,6 +100,8 @@ impl<'n> Names<'n> {
     }
 }
 
+/// The options as given: ALERT's stream, MAXLEN's n (only beside an
+/// ALERT), the command's own handed on.
 #[inline]
 fn walk<'a, A: AsRef<[u8]>>(
     options: &'a [A],
