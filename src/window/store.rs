@@ -17,10 +17,16 @@ pub type ApplyError = &'static str;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Window {
     shape: Shape,
-    /// (bucket number, sum of its adds), bucket numbers increasing, all
-    /// within `buckets` of the last.
-    buckets: VecDeque<(i64, i64)>,
-    /// The sum of `buckets`.
+    /// The latest bucket (bucket number, sum of its adds), kept in the
+    /// value itself: most adds land in it and touch no other memory.
+    last: Option<(i64, i64)>,
+    /// The live buckets before it, bucket numbers increasing, all within
+    /// `buckets` of the last.
+    earlier: VecDeque<(i64, i64)>,
+    /// The oldest bucket number held (`i64::MAX` when empty): while it is
+    /// live, nothing has aged out and `earlier` need not be read.
+    oldest: i64,
+    /// The sum of every bucket held.
     total: i64,
     /// (threshold, reported at ms), one per threshold, at most 32.
     reports: Vec<(i64, i64)>,
@@ -30,7 +36,9 @@ impl Window {
     pub fn new(shape: Shape) -> Self {
         Window {
             shape,
-            buckets: VecDeque::new(),
+            last: None,
+            earlier: VecDeque::new(),
+            oldest: i64::MAX,
             total: 0,
             reports: Vec::new(),
         }
@@ -44,9 +52,18 @@ impl Window {
     /// if the clock stepped back.
     pub fn bucket_at(&self, now: i64) -> i64 {
         let bucket = now.div_euclid(self.shape.bucket_ms());
-        self.buckets
-            .back()
-            .map_or(bucket, |&(last, _)| bucket.max(last))
+        self.last.map_or(bucket, |(last, _)| bucket.max(last))
+    }
+
+    /// The sum of the adds held in buckets older than `oldest_live`.
+    fn aged_before(&self, oldest_live: i64) -> i64 {
+        if self.oldest >= oldest_live {
+            return 0;
+        }
+        self.buckets()
+            .take_while(|(bucket, _)| *bucket < oldest_live)
+            .map(|(_, sum)| sum)
+            .sum()
     }
 
     /// The sum of the adds that count at `now`: those whose bucket is less
@@ -54,13 +71,7 @@ impl Window {
     /// out, which the next add drops.
     pub fn sum_at(&self, now: i64) -> i64 {
         let oldest_live = now.div_euclid(self.shape.bucket_ms()) - self.shape.buckets + 1;
-        let aged: i64 = self
-            .buckets
-            .iter()
-            .take_while(|(bucket, _)| *bucket < oldest_live)
-            .map(|(_, sum)| sum)
-            .sum();
-        self.total - aged
+        self.total - self.aged_before(oldest_live)
     }
 
     /// Was `threshold` reported less than a window before `now`?
@@ -70,8 +81,9 @@ impl Window {
             .any(|&(t, at)| t == threshold && now - at < self.shape.window_ms)
     }
 
+    /// The buckets held, oldest first.
     pub fn buckets(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
-        self.buckets.iter().copied()
+        self.earlier.iter().copied().chain(self.last)
     }
 
     pub fn reports(&self) -> &[(i64, i64)] {
@@ -94,26 +106,35 @@ impl Window {
         if amount < 1 || bucket < 0 {
             return Err("an add of nothing, or before 1970");
         }
-        if self.buckets.back().is_some_and(|&(last, _)| bucket < last) {
+        if self.last.is_some_and(|(last, _)| bucket < last) {
             return Err("an add to a bucket older than the last");
         }
         let oldest_kept = bucket - self.shape.buckets + 1;
-        let aged: i64 = self
-            .buckets
-            .iter()
-            .take_while(|(b, _)| *b < oldest_kept)
-            .map(|(_, sum)| sum)
-            .sum();
-        let total = (self.total - aged)
+        let total = (self.total - self.aged_before(oldest_kept))
             .checked_add(amount)
             .ok_or("the sum would overflow")?;
         // Checked; from here on nothing fails.
-        while self.buckets.front().is_some_and(|&(b, _)| b < oldest_kept) {
-            self.buckets.pop_front();
+        if self.oldest < oldest_kept {
+            while self.earlier.front().is_some_and(|&(b, _)| b < oldest_kept) {
+                self.earlier.pop_front();
+            }
+            if self.last.is_some_and(|(last, _)| last < oldest_kept) {
+                self.last = None;
+            }
+            self.oldest = self
+                .earlier
+                .front()
+                .or(self.last.as_ref())
+                .map_or(i64::MAX, |b| b.0);
         }
-        match self.buckets.back_mut() {
+        match &mut self.last {
             Some((last, sum)) if *last == bucket => *sum += amount,
-            _ => self.buckets.push_back((bucket, amount)),
+            _ => {
+                if let Some(closed) = self.last.replace((bucket, amount)) {
+                    self.earlier.push_back(closed);
+                }
+                self.oldest = self.oldest.min(bucket);
+            }
         }
         self.total = total;
         Ok(())
@@ -138,7 +159,7 @@ impl Window {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.buckets.capacity() * std::mem::size_of::<(i64, i64)>()
+        self.earlier.capacity() * std::mem::size_of::<(i64, i64)>()
             + self.reports.capacity() * std::mem::size_of::<(i64, i64)>()
     }
 }
