@@ -217,7 +217,7 @@ const RULE_ORDERS: i64 = 3;
 fn boundaries(server: &Server) {
     let mut con = server.con();
     println!(
-        "## Window boundaries: {BURSTS} bursts of {RULE_ORDERS} orders within 1 s, each after \
+        "\n## Window boundaries: {BURSTS} bursts of {RULE_ORDERS} orders within 1 s, each after \
          a lone order, against \"{RULE_ORDERS} orders in {RULE_WINDOW_S} s\"\n"
     );
     println!("| implementation | real bursts | bursts caught | bursts missed |");
