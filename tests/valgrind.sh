@@ -12,7 +12,7 @@ export GUARD_SERVER_WRAPPER="valgrind --suppressions=$PWD/tests/valgrind.supp --
 export GUARD_FUZZ_CALLS=3000 GUARD_SOAK_CALLS=3000
 cargo test --release --test mon --test coupon --test registration --test operations \
   --test hardening --test fuzz --test throttle --test campaign --test campaign_copies --test acl \
-  --test campaign_attacks -- --test-threads=2
+  --test campaign_attacks --test alert -- --test-threads=2
 
 servers=$(ls "$logs" | wc -l)
 definite=$(grep -h "definitely lost:" "$logs"/*.log | grep -vc "definitely lost: 0 bytes" || true)
