@@ -137,6 +137,13 @@ fn under_maxmemory_noeviction_writers_refuse_like_incrby_and_sadd() {
     assert_eq!(revoke(&mut con, "drop", "alice"), 1);
 }
 
+/// The churn's sliding windows: 2 s in 2 buckets, so a bucket comes and
+/// goes every second and a window holds at most its latest and the one
+/// before (the value keeps the latest itself, the one before in a ring
+/// made at the first bucket change: the warm-up makes it).
+const WINDOW_ARGS: [&str; 4] = ["2", "1000000000", "BUCKETS", "2"];
+const WINDOWS: usize = 100;
+
 /// Campaigns the churn works on, with the limit ISSUE must name.
 const CAMPAIGNS: usize = 20;
 const CAMPAIGN_LIMIT: i64 = 1_000_000;
@@ -210,10 +217,9 @@ fn churn(con: &mut Connection, rounds: usize, next_claim: &mut [i64; CAMPAIGNS])
             // A sliding window and a distinct count: buckets and members
             // come and go, their number bounded.
             pipe.cmd("MON.SLIDECHECK")
-                .arg(format!("w:{}", i % 100))
+                .arg(format!("w:{}", i % WINDOWS))
                 .arg(1)
-                .arg(3600)
-                .arg(1_000_000_000)
+                .arg(&WINDOW_ARGS[..])
                 .ignore();
             pipe.cmd("MON.DISTINCT")
                 .arg(format!("z:{}", i % 100))
@@ -269,6 +275,19 @@ fn valid_calls_leave_memory_flat() {
         common::campaign::create(&mut con, &format!("cpn:{slot}"), CAMPAIGN_LIMIT, 2, 600);
     }
     let mut next_claim = [1; CAMPAIGNS];
+    // Every window sees a bucket change before the phases (its ring is
+    // made then, once).
+    for _ in 0..2 {
+        for window in 0..WINDOWS {
+            let _: (i64, i64) = redis::cmd("MON.SLIDECHECK")
+                .arg(format!("w:{window}"))
+                .arg(1)
+                .arg(&WINDOW_ARGS[..])
+                .query(&mut con)
+                .unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1_100));
+    }
     // Two equal phases: whatever grows once (dicts finding their size)
     // grows in the first; a leak grows in both. INFO runs once before, as
     // its first run allocates its own latency histogram.
