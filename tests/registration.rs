@@ -227,35 +227,17 @@ fn command_docs_describe_every_argument() {
             .collect();
         assert_eq!(names, args, "{name} arguments");
     }
-    let docs = flatten(
-        &redis::cmd("COMMAND")
-            .arg("DOCS")
-            .arg("mon.incrcheck")
-            .query(&mut con)
-            .unwrap(),
-    );
+    let docs = docs_of(&mut con, "mon.incrcheck");
     assert!(
         docs.windows(2).any(|w| w == ["flags", "multiple"]),
         "threshold is repeatable: {docs:?}"
     );
-    let docs = flatten(
-        &redis::cmd("COMMAND")
-            .arg("DOCS")
-            .arg("cl.throttle")
-            .query(&mut con)
-            .unwrap(),
-    );
+    let docs = docs_of(&mut con, "cl.throttle");
     assert!(
         docs.windows(2).any(|w| w == ["flags", "optional"]),
         "quantity may be left out: {docs:?}"
     );
-    let docs = flatten(
-        &redis::cmd("COMMAND")
-            .arg("DOCS")
-            .arg("coupon.reserve")
-            .query(&mut con)
-            .unwrap(),
-    );
+    let docs = docs_of(&mut con, "coupon.reserve");
     for token in ["HOLD", "ID"] {
         assert!(
             docs.windows(2).any(|w| w == ["token", token]),
@@ -269,13 +251,7 @@ fn command_docs_describe_every_argument() {
         "mon.distinct",
         "mon.decrclamp",
     ] {
-        let docs = flatten(
-            &redis::cmd("COMMAND")
-                .arg("DOCS")
-                .arg(name)
-                .query(&mut con)
-                .unwrap(),
-        );
+        let docs = docs_of(&mut con, name);
         let stream = docs
             .windows(2)
             .position(|w| w == ["name", "stream"])
@@ -312,19 +288,24 @@ fn module_list_and_command_docs_show_the_package_version() {
     .map(|part| part.parse::<i64>().unwrap());
     assert_eq!(guard[3], Value::Int(major * 10_000 + minor * 100 + patch));
     for name in ["mon.incrcheck", "cl.throttle"] {
-        let docs = flatten(
-            &redis::cmd("COMMAND")
-                .arg("DOCS")
-                .arg(name)
-                .query(&mut con)
-                .unwrap(),
-        );
+        let docs = docs_of(&mut con, name);
         assert!(
             docs.windows(2)
                 .any(|w| w == ["since", env!("CARGO_PKG_VERSION")]),
             "{name}: {docs:?}"
         );
     }
+}
+
+/// `COMMAND DOCS name`, flattened.
+fn docs_of(con: &mut redis::Connection, name: &str) -> Vec<String> {
+    flatten(
+        &redis::cmd("COMMAND")
+            .arg("DOCS")
+            .arg(name)
+            .query(con)
+            .unwrap(),
+    )
 }
 
 fn flatten(value: &Value) -> Vec<String> {

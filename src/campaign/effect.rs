@@ -128,11 +128,7 @@ pub fn words(effects: &[Effect]) -> Words<'_> {
 
 /// The arguments after the key that carry `effects`.
 pub fn to_args(effects: &[Effect]) -> Vec<Vec<u8>> {
-    words(effects)
-        .as_slice()
-        .iter()
-        .map(|word| word.to_vec())
-        .collect()
+    words(effects).to_args()
 }
 
 /// A count: a non-negative 64-bit signed integer.

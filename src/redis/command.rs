@@ -81,8 +81,8 @@ pub(super) fn recognise_slot_import_client(flag: u32) {
 }
 
 /// One command argument, read in place without copying. Tied to the call
-/// that received it. Equal when it is the same argument.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// that received it.
+#[derive(Clone, Copy)]
 #[repr(transparent)]
 pub struct Arg<'call> {
     raw: NonNull<raw::RedisModuleString>,

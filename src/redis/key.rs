@@ -405,7 +405,7 @@ impl<'call> CommandKey<'call> {
 
 /// An argument of a propagated write (see
 /// [`CommandKey::replicate_words`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub enum Word<'a> {
     /// One of the call's own arguments.
     Arg(Arg<'a>),
@@ -491,6 +491,12 @@ impl<'a> Words<'a> {
             &self.long
         }
     }
+
+    /// The words as the arguments they propagate (what an AOF rewrite
+    /// writes, and an apply command parses back).
+    pub fn to_args(&self) -> Vec<Vec<u8>> {
+        self.as_slice().iter().map(|word| word.to_vec()).collect()
+    }
 }
 
 impl Default for Words<'_> {
@@ -521,10 +527,6 @@ impl KeptWord {
         }
     }
 
-    pub fn text(&self) -> &'static CStr {
-        self.text
-    }
-
     fn string(&self) -> *mut raw::RedisModuleString {
         let kept = self.string.load(Ordering::Relaxed);
         if !kept.is_null() {
@@ -539,20 +541,6 @@ impl KeptWord {
         made
     }
 }
-
-impl std::fmt::Debug for KeptWord {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.text.fmt(f)
-    }
-}
-
-impl PartialEq for KeptWord {
-    fn eq(&self, other: &Self) -> bool {
-        self.text == other.text
-    }
-}
-
-impl Eq for KeptWord {}
 
 /// A new string of `bytes`.
 ///

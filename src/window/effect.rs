@@ -131,11 +131,7 @@ pub fn words(effects: &[Effect]) -> Words<'static> {
 
 /// The arguments after the key that carry `effects`.
 pub fn to_args(effects: &[Effect]) -> Vec<Vec<u8>> {
-    words(effects)
-        .as_slice()
-        .iter()
-        .map(|word| word.to_vec())
-        .collect()
+    words(effects).to_args()
 }
 
 fn number(bytes: &[u8]) -> Result<i64, WireError> {

@@ -447,7 +447,21 @@ pub fn assert_error_changes_nothing(
     args: &[&[u8]],
     expected: &str,
 ) {
-    let before = snapshot(con, key);
+    assert_error_changes_none_of(con, &[key], args, expected);
+}
+
+/// As [`assert_error_changes_nothing`], for a call that names several
+/// keys (a counter and its alert stream): none of `keys` changes.
+pub fn assert_error_changes_none_of(
+    con: &mut Connection,
+    keys: &[&str],
+    args: &[&[u8]],
+    expected: &str,
+) {
+    let snapshots = |con: &mut Connection| -> Vec<Snapshot> {
+        keys.iter().map(|key| snapshot(con, key)).collect()
+    };
+    let before = snapshots(con);
     let mut command = redis::cmd(std::str::from_utf8(args[0]).unwrap());
     for arg in &args[1..] {
         command.arg(*arg);
@@ -465,8 +479,8 @@ pub fn assert_error_changes_nothing(
     );
     assert_eq!(
         before,
-        snapshot(con, key),
-        "an error changed the key, the AOF or the stats"
+        snapshots(con),
+        "an error changed a key, the AOF or the stats"
     );
 }
 
