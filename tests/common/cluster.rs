@@ -14,8 +14,15 @@ pub struct Cluster {
 }
 
 impl Cluster {
+    /// 3 primaries, each with a replica.
     pub fn start() -> Cluster {
-        let nodes: Vec<Server> = (0..6)
+        Cluster::with_replicas(1)
+    }
+
+    /// 3 primaries, each with `replicas` replicas (0: primaries only, what
+    /// the client packages' routing tests need).
+    pub fn with_replicas(replicas: usize) -> Cluster {
+        let nodes: Vec<Server> = (0..3 * (1 + replicas))
             .map(|_| {
                 Server::with_args(&[
                     "--cluster-enabled",
@@ -34,7 +41,7 @@ impl Cluster {
         let status = Command::new("redis-cli")
             .args(["--cluster", "create"])
             .args(&addresses)
-            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"])
             .stdout(std::process::Stdio::null())
             .status()
             .unwrap();
