@@ -1,0 +1,28 @@
+"""redis-guard's commands as typed methods of redis-py and valkey-glide
+clients, routed straight to the key's node in a cluster.
+
+>>> import redis
+>>> from redis_guard import Guard
+>>> g = Guard(redis.Redis())
+>>> g.incrcheck("{cust:42}:orders", 1, 3600, [5, 20])
+Check(current=1, level=0)
+"""
+
+from .guard import AsyncGuard, AsyncPipeline, Guard, Pipeline
+from .results import ALREADY_WON, SOLD_OUT, Check, Claim, Reservation, Throttle, ThrottleAll
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ALREADY_WON",
+    "SOLD_OUT",
+    "AsyncGuard",
+    "AsyncPipeline",
+    "Check",
+    "Claim",
+    "Guard",
+    "Pipeline",
+    "Reservation",
+    "Throttle",
+    "ThrottleAll",
+]

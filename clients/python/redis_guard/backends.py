@@ -1,0 +1,220 @@
+"""How each client library sends one call or a batch of them.
+
+A cluster client is told the node (redis-py) or slot (valkey-glide) of
+the call's key, so it sends one command straight to the key's owner: no
+``COMMAND GETKEYS`` (redis-py asks the server for the keys of a command
+flagged ``movablekeys``) and no ``MOVED`` (valkey-glide routes a command it
+does not know by its first argument, CL.THROTTLEALL's ``numkeys``).
+Replies come back raw: the call's parser makes them values.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .commands import Call
+from .slot import key_slot
+
+
+def _class_of(module: str, name: str) -> Optional[type]:
+    # Only a library the application has imported can have made its client.
+    return getattr(sys.modules.get(module), name, None)
+
+
+def _is(client: Any, module: str, name: str) -> bool:
+    cls = _class_of(module, name)
+    return cls is not None and isinstance(client, cls)
+
+
+# --- redis-py -------------------------------------------------------------
+
+
+class _RedisPyBatch:
+    """A redis-py pipeline; on a cluster each command names its node. The
+    pipeline is made at ``execute()``, when an asyncio cluster client has
+    read its slot map."""
+
+    def __init__(self, redis_py: RedisPy, transaction: Optional[bool]) -> None:
+        self._redis_py = redis_py
+        self._transaction = transaction
+        self._calls: List[Call[Any]] = []
+
+    def queue(self, call: Call[Any]) -> None:
+        self._calls.append(call)
+
+    def _pipeline(self) -> Any:
+        redis_py = self._redis_py
+        client = redis_py.client
+        if redis_py.cluster and self._transaction and not redis_py.is_async and self._calls:
+            # redis-py's cluster transaction finds each command's slot itself
+            # (COMMAND GETKEYS for MON.* and CL.THROTTLEALL; none before 6.0):
+            # MULTI/EXEC on the owner's own connection instead.
+            key = next((call.key for call in self._calls if call.key is not None), None)
+            if key is not None:
+                client = client.get_node_from_key(key).redis_connection
+                pipe = client.pipeline(transaction=True)
+                for call in self._calls:
+                    pipe.execute_command(*call.words)
+                return pipe
+        pipe = client.pipeline() if self._transaction is None else client.pipeline(transaction=self._transaction)
+        for call in self._calls:
+            pipe.execute_command(*call.words, **redis_py.target(call))
+        return pipe
+
+    def execute(self) -> Any:
+        if not self._redis_py.is_async:
+            return self._pipeline().execute()
+        return self._execute_async()
+
+    async def _execute_async(self) -> Any:
+        await self._redis_py.ready()
+        return await self._pipeline().execute()
+
+
+class RedisPy:
+    """redis-py, sync or asyncio, standalone or cluster: the same calls,
+    which return a value or an awaitable as the client does."""
+
+    def __init__(self, client: Any, cluster: bool, is_async: bool) -> None:
+        self.client = client
+        self.cluster = cluster
+        self.is_async = is_async
+
+    def target(self, call: Call[Any]) -> Dict[str, Any]:
+        if not self.cluster or call.key is None:
+            return {}
+        return {"target_nodes": self.client.get_node_from_key(call.key)}
+
+    async def ready(self) -> None:
+        # An asyncio cluster client reads its slot map on first use.
+        if self.cluster:
+            await self.client.initialize()
+
+    def execute(self, call: Call[Any]) -> Any:
+        if not self.is_async:
+            return self.client.execute_command(*call.words, **self.target(call))
+        return self._execute_async(call)
+
+    async def _execute_async(self, call: Call[Any]) -> Any:
+        await self.ready()
+        return await self.client.execute_command(*call.words, **self.target(call))
+
+    def batch(self, transaction: Optional[bool]) -> _RedisPyBatch:
+        return _RedisPyBatch(self, transaction)
+
+
+# --- valkey-glide -----------------------------------------------------------
+
+
+def _glide_route(module: str, call: Call[Any]) -> Any:
+    routes = sys.modules[module]
+    if call.key is None:
+        return None
+    return routes.SlotIdRoute(routes.SlotType.PRIMARY, key_slot(call.key))
+
+
+class _GlideBatch:
+    """A valkey-glide Batch. On a cluster a transaction goes to its first
+    key's slot; a pipeline whose calls share one slot goes there whole.
+    Otherwise glide routes each command by its first argument, the key for
+    every command but CL.THROTTLEALL, which is then sent apart, routed."""
+
+    def __init__(self, glide: _Glide, transaction: Optional[bool]) -> None:
+        self._glide = glide
+        # As redis-py's default: a transaction unless on a cluster.
+        self._transaction = not glide.cluster if transaction is None else transaction
+        self._calls: List[Call[Any]] = []
+
+    def queue(self, call: Call[Any]) -> None:
+        self._calls.append(call)
+
+    def plan(self) -> Tuple[Any, Any, List[Tuple[int, Call[Any]]]]:
+        """The batch, its options, and the calls sent apart (with their
+        place in the results)."""
+        module = self._glide.module
+        cluster = self._glide.cluster
+        batch_class = getattr(module, "ClusterBatch" if cluster else "Batch")
+        batch = batch_class(is_atomic=self._transaction)
+        apart: List[Tuple[int, Call[Any]]] = []
+        slots = {key_slot(call.key) for call in self._calls if call.key is not None}
+        whole = cluster and (self._transaction or len(slots) == 1)
+        for place, call in enumerate(self._calls):
+            # glide routes an unknown command by its first argument.
+            if cluster and not whole and call.key is not None and call.words[1] != call.key:
+                apart.append((place, call))
+            else:
+                batch.custom_command(list(call.words))
+        options = None
+        if whole and self._calls and self._calls[0].key is not None:
+            route = _glide_route(self._glide.routes, self._calls[0])
+            options = module.ClusterBatchOptions(route=route)
+        return batch, options, apart
+
+    def execute(self) -> Any:
+        batch, options, apart = self.plan()
+        client = self._glide.client
+        if self._glide.is_async:
+            return self._execute_async(batch, options, apart)
+        replies = client.exec(batch, True, options) if options else client.exec(batch, True)
+        return _merge(list(replies or []), [(place, self._glide.execute(call)) for place, call in apart])
+
+    async def _execute_async(self, batch: Any, options: Any, apart: List[Tuple[int, Call[Any]]]) -> List[Any]:
+        client = self._glide.client
+        replies = await (client.exec(batch, True, options) if options else client.exec(batch, True))
+        sent_apart = [(place, await self._glide.execute(call)) for place, call in apart]
+        return _merge(list(replies or []), sent_apart)
+
+
+def _merge(batched: List[Any], apart: List[Tuple[int, Any]]) -> List[Any]:
+    for place, reply in apart:
+        batched.insert(place, reply)
+    return batched
+
+
+class _Glide:
+    """valkey-glide's clients: ``glide_sync`` (sync) or ``glide`` (asyncio),
+    standalone or cluster."""
+
+    def __init__(self, client: Any, module: str, cluster: bool) -> None:
+        self.client = client
+        self.module = sys.modules[module]
+        self.routes = module
+        self.cluster = cluster
+        self.is_async = module == "glide"
+
+    def execute(self, call: Call[Any]) -> Any:
+        if not self.cluster:
+            return self.client.custom_command(list(call.words))
+        return self.client.custom_command(list(call.words), _glide_route(self.routes, call))
+
+    def batch(self, transaction: Optional[bool]) -> _GlideBatch:
+        return _GlideBatch(self, transaction)
+
+
+def backend_for(client: Any, is_async: bool) -> Any:
+    """The backend that drives ``client``; TypeError for anything else."""
+    kinds: List[Tuple[str, str, Callable[[], Any]]] = (
+        [
+            ("redis.asyncio.cluster", "RedisCluster", lambda: RedisPy(client, True, True)),
+            ("redis.asyncio.client", "Redis", lambda: RedisPy(client, False, True)),
+            ("glide", "GlideClusterClient", lambda: _Glide(client, "glide", True)),
+            ("glide", "GlideClient", lambda: _Glide(client, "glide", False)),
+        ]
+        if is_async
+        else [
+            ("redis.cluster", "RedisCluster", lambda: RedisPy(client, True, False)),
+            ("redis.client", "Redis", lambda: RedisPy(client, False, False)),
+            ("glide_sync", "GlideClusterClient", lambda: _Glide(client, "glide_sync", True)),
+            ("glide_sync", "GlideClient", lambda: _Glide(client, "glide_sync", False)),
+        ]
+    )
+    for module, name, make in kinds:
+        if _is(client, module, name):
+            return make()
+    this, other = ("AsyncGuard", "Guard") if is_async else ("Guard", "AsyncGuard")
+    raise TypeError(
+        f"{this} drives redis-py's and valkey-glide's "
+        f"{'asyncio' if is_async else 'sync'} clients, not "
+        f"{type(client).__module__}.{type(client).__name__} (see {other})"
+    )

@@ -1,0 +1,205 @@
+"""Every public command of the module, once: the words it sends, the key
+that routes it in a cluster, and the parser of its reply.
+
+``Guard``, ``AsyncGuard`` and their pipelines all run these same calls,
+over redis-py or valkey-glide alike. Arguments go to the server as given
+(it validates them and its error is raised unchanged); options left
+``None`` are not sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Generic, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union
+
+from . import results
+from .results import Check, Claim, EncodableT, Reservation, Throttle, ThrottleAll
+
+T = TypeVar("T")
+
+#: One threshold or several, strictly increasing.
+Thresholds = Union[int, Iterable[int]]
+#: One CL.THROTTLEALL limiter: (key, max_burst, count, period).
+Limit = Tuple[EncodableT, int, int, int]
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One command ready to send: its words, the key whose slot serves it
+    (None: any node may), and what turns its reply into a value."""
+
+    words: Tuple[EncodableT, ...]
+    key: Optional[EncodableT]
+    parse: Callable[[Any], T]
+
+
+def _word(value: Union[EncodableT, int]) -> EncodableT:
+    # valkey-glide sends only str and bytes; redis-py encodes ints the same.
+    if isinstance(value, (str, bytes)):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise TypeError(f"expected str, bytes or int, got {type(value).__name__}")
+
+
+def _call(parse: Callable[[Any], T], key: Optional[EncodableT], *words: Union[EncodableT, int]) -> Call[T]:
+    return Call(tuple(_word(word) for word in words), key, parse)
+
+
+def _option(name: str, value: Optional[Union[EncodableT, int]]) -> List[Union[EncodableT, int]]:
+    return [] if value is None else [name, value]
+
+
+def _thresholds(thresholds: Thresholds) -> List[Union[EncodableT, int]]:
+    return [thresholds] if isinstance(thresholds, int) else list(thresholds)
+
+
+def _alert(alert: Optional[EncodableT], maxlen: Optional[int]) -> List[Union[EncodableT, int]]:
+    return _option("ALERT", alert) + _option("MAXLEN", maxlen)
+
+
+def _quantity(name: Optional[str], quantity: int) -> List[Union[EncodableT, int]]:
+    # 1 is the server's default: not sent, as an option left out.
+    if quantity == 1:
+        return []
+    return [name, quantity] if name else [quantity]
+
+
+def incrcheck(
+    key: EncodableT,
+    increment: int,
+    window: int,
+    thresholds: Thresholds,
+    *,
+    alert: Optional[EncodableT] = None,
+    maxlen: Optional[int] = None,
+) -> Call[Check]:
+    """MON.INCRCHECK: add ``increment`` to the counter of a fixed window of
+    ``window`` seconds; the level of the first threshold crossed."""
+    return _call(
+        results.check, key, "MON.INCRCHECK", key, increment, window,
+        *_thresholds(thresholds), *_alert(alert, maxlen),
+    )
+
+
+def slidecheck(
+    key: EncodableT,
+    increment: int,
+    window: int,
+    thresholds: Thresholds,
+    *,
+    buckets: Optional[int] = None,
+    alert: Optional[EncodableT] = None,
+    maxlen: Optional[int] = None,
+) -> Call[Check]:
+    """MON.SLIDECHECK: the same check over a sliding window of ``buckets``."""
+    return _call(
+        results.check, key, "MON.SLIDECHECK", key, increment, window,
+        *_thresholds(thresholds), *_option("BUCKETS", buckets), *_alert(alert, maxlen),
+    )
+
+
+def distinct(
+    key: EncodableT,
+    member: EncodableT,
+    window: int,
+    thresholds: Thresholds,
+    *,
+    alert: Optional[EncodableT] = None,
+    maxlen: Optional[int] = None,
+) -> Call[Check]:
+    """MON.DISTINCT: distinct members seen in the last ``window`` seconds
+    (``current``) and the threshold that count crossed."""
+    return _call(
+        results.check, key, "MON.DISTINCT", key, member, window,
+        *_thresholds(thresholds), *_alert(alert, maxlen),
+    )
+
+
+def decrclamp(
+    key: EncodableT,
+    amount: int,
+    *,
+    alert: Optional[EncodableT] = None,
+    maxlen: Optional[int] = None,
+) -> Call[int]:
+    """MON.DECRCLAMP: subtract ``amount``, never below 0; the new value."""
+    return _call(results.integer, key, "MON.DECRCLAMP", key, amount, *_alert(alert, maxlen))
+
+
+def issue(key: EncodableT, user: EncodableT, limit: int) -> Call[int]:
+    """COUPON.ISSUE: the winner's rank (a campaign: the claim number), or
+    ALREADY_WON, or SOLD_OUT."""
+    return _call(results.integer, key, "COUPON.ISSUE", key, user, limit)
+
+
+def revoke(key: EncodableT, user: EncodableT) -> Call[int]:
+    """COUPON.REVOKE: how many coupons (claims) of ``user`` were taken back."""
+    return _call(results.integer, key, "COUPON.REVOKE", key, user)
+
+
+def throttle(key: EncodableT, max_burst: int, count: int, period: int, quantity: int = 1) -> Call[Throttle]:
+    """CL.THROTTLE: one GCRA limiter of ``count`` per ``period`` seconds."""
+    return _call(
+        results.throttle, key, "CL.THROTTLE", key, max_burst, count, period,
+        *_quantity(None, quantity),
+    )
+
+
+def throttle_all(limits: Sequence[Limit], quantity: int = 1) -> Call[ThrottleAll]:
+    """CL.THROTTLEALL: several limiters, all or nothing; routed by the
+    first limiter's key."""
+    groups = [word for limit in limits for word in limit]
+    first = limits[0][0] if limits else None
+    return _call(
+        results.throttle_all, first, "CL.THROTTLEALL", len(limits), *groups,
+        *_quantity("QUANTITY", quantity),
+    )
+
+
+def create(
+    key: EncodableT, limit: int, *, peruser: Optional[int] = None, hold: Optional[int] = None
+) -> Call[bool]:
+    """COUPON.CREATE: a campaign of ``limit`` places; True."""
+    return _call(
+        results.ok, key, "COUPON.CREATE", key, limit,
+        *_option("PERUSER", peruser), *_option("HOLD", hold),
+    )
+
+
+def reserve(
+    key: EncodableT,
+    user: EncodableT,
+    *,
+    hold: Optional[int] = None,
+    request_id: Optional[EncodableT] = None,
+) -> Call[Reservation]:
+    """COUPON.RESERVE: hold a place for ``user``; safe to retry with the
+    same ``request_id``."""
+    return _call(
+        results.reservation, key, "COUPON.RESERVE", key, user,
+        *_option("HOLD", hold), *_option("ID", request_id),
+    )
+
+
+def confirm(key: EncodableT, claim: int) -> Call[int]:
+    """COUPON.CONFIRM: 1 confirmed, 0 already, -2 no place, -3 no such hold."""
+    return _call(results.integer, key, "COUPON.CONFIRM", key, claim)
+
+
+def release(key: EncodableT, claim: int) -> Call[int]:
+    """COUPON.RELEASE: 1 released, 0 no live claim with that number."""
+    return _call(results.integer, key, "COUPON.RELEASE", key, claim)
+
+
+def campaign_info(key: EncodableT) -> Call[Dict[str, int]]:
+    """COUPON.INFO: the campaign's settings and totals, by name."""
+    return _call(results.campaign_info, key, "COUPON.INFO", key)
+
+
+def claims(key: EncodableT, *, start: Optional[int] = None, count: Optional[int] = None) -> Call[List[Claim]]:
+    """COUPON.CLAIMS: live claims in claim order from ``start``."""
+    return _call(
+        results.claims, key, "COUPON.CLAIMS", key,
+        *_option("FROM", start), *_option("COUNT", count),
+    )

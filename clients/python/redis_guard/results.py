@@ -1,0 +1,115 @@
+"""What the commands answer, as named values.
+
+Every parser takes the reply as the client library hands it over: bytes or
+str (``decode_responses``), a list, or a dict where RESP3 sends a map. So
+RESP2 and RESP3 give the same values.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, NamedTuple, Optional, Union
+
+#: A key, user, member or request id as the client sends it.
+EncodableT = Union[str, bytes]
+
+#: COUPON.ISSUE: the user already holds one.
+ALREADY_WON = -1
+#: COUPON.ISSUE and COUPON.RESERVE: every place is taken.
+SOLD_OUT = -2
+
+
+class Check(NamedTuple):
+    """MON.INCRCHECK, MON.SLIDECHECK, MON.DISTINCT: the value after the
+    call and the threshold it crossed first (1-based, 0 for none)."""
+
+    current: int
+    level: int
+
+
+class Throttle(NamedTuple):
+    """CL.THROTTLE, as redis-cell answers it (times in whole seconds)."""
+
+    limited: bool
+    limit: int
+    remaining: int
+    retry_after: int
+    reset_after: int
+
+
+class ThrottleAll(NamedTuple):
+    """CL.THROTTLEALL: the verdict of the whole call, then each limiter's."""
+
+    limited: bool
+    retry_after: int
+    results: List[Throttle]
+
+
+class Reservation(NamedTuple):
+    """COUPON.RESERVE: the claim and when its hold expires (-1 once
+    confirmed); ``claim`` is ALREADY_WON or SOLD_OUT when refused."""
+
+    claim: int
+    expires_at_ms: int
+
+
+class Claim(NamedTuple):
+    """One live claim of COUPON.CLAIMS."""
+
+    claim: int
+    user: EncodableT
+    state: str
+    expires_at_ms: int
+    request_id: Optional[EncodableT]
+
+
+def text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def integers(reply: Any, count: int) -> List[int]:
+    if not isinstance(reply, list) or len(reply) != count:
+        raise ValueError(f"expected {count} integers, got {reply!r}")
+    return [int(value) for value in reply]
+
+
+def check(reply: Any) -> Check:
+    return Check(*integers(reply, 2))
+
+
+def integer(reply: Any) -> int:
+    return int(reply)
+
+
+def ok(reply: Any) -> bool:
+    if text(reply) != "OK":
+        raise ValueError(f"expected OK, got {reply!r}")
+    return True
+
+
+def throttle(reply: Any) -> Throttle:
+    limited, limit, remaining, retry_after, reset_after = integers(reply, 5)
+    return Throttle(bool(limited), limit, remaining, retry_after, reset_after)
+
+
+def throttle_all(reply: Any) -> ThrottleAll:
+    if not isinstance(reply, list) or len(reply) < 3:
+        raise ValueError(f"expected a CL.THROTTLEALL reply, got {reply!r}")
+    return ThrottleAll(
+        bool(int(reply[0])), int(reply[1]), [throttle(each) for each in reply[2:]]
+    )
+
+
+def reservation(reply: Any) -> Reservation:
+    return Reservation(*integers(reply, 2))
+
+
+def campaign_info(reply: Any) -> Dict[str, int]:
+    pairs = reply.items() if isinstance(reply, dict) else zip(reply[::2], reply[1::2])
+    return {text(field): int(value) for field, value in pairs}
+
+
+def claims(reply: Any) -> List[Claim]:
+    return [
+        Claim(int(claim), user, text(state), int(expires_at_ms), request_id)
+        for claim, user, state, expires_at_ms, request_id in reply
+    ]

@@ -1,0 +1,197 @@
+"""Every method, called as a user would, with the words the server must
+see and the result worked out by hand for fresh keys ``K`` and ``K2``
+(after the case's ``setup``, raw commands on the same keys).
+
+A result that holds a time is checked by a predicate instead of a value.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Sequence, Tuple
+
+from redis_guard import ALREADY_WON, SOLD_OUT, Check, Claim, Reservation, Throttle, ThrottleAll
+
+Words = Tuple[str, ...]
+
+
+@dataclass
+class Case:
+    method: str
+    args: Tuple[Any, ...]
+    kwargs: Dict[str, Any]
+    words: Words
+    expected: Any
+    setup: Sequence[Words] = field(default_factory=list)
+
+    def bind(self, k: str, k2: str) -> "Case":
+        """The case on real keys: ``K`` and ``K2`` replaced everywhere."""
+        swap = lambda value: _swap(value, k, k2)
+        return Case(self.method, swap(self.args), swap(self.kwargs), swap(self.words),
+                    self.expected, [swap(words) for words in self.setup])
+
+
+def _swap(value: Any, k: str, k2: str) -> Any:
+    if value == "K":
+        return k
+    if value == "K2":
+        return k2
+    if isinstance(value, tuple):
+        return tuple(_swap(each, k, k2) for each in value)
+    if isinstance(value, list):
+        return [_swap(each, k, k2) for each in value]
+    if isinstance(value, dict):
+        return {name: _swap(each, k, k2) for name, each in value.items()}
+    return value
+
+
+def expires_in(seconds: int) -> Callable[[int], bool]:
+    """An absolute expiry in ms, ``seconds`` from now (give or take the
+    call's own time)."""
+
+    def check(expires_at_ms: int) -> bool:
+        expected = int(time.time() * 1000) + seconds * 1000
+        return expected - 5000 <= expires_at_ms <= expected + 1000
+
+    return check
+
+
+def reservation(claim: int, hold: int) -> Callable[[Any], bool]:
+    return lambda result: isinstance(result, Reservation) and result.claim == claim and expires_in(hold)(result.expires_at_ms)
+
+
+CREATE = ("COUPON.CREATE", "K", "5", "PERUSER", "2", "HOLD", "30")
+
+CASES: List[Case] = [
+    # A fixed window: crosses 1 (prev 0 < 1 <= 2), not 3.
+    Case("incrcheck", ("K", 2, 60, [1, 3]), {}, ("MON.INCRCHECK", "K", "2", "60", "1", "3"), Check(2, 1)),
+    Case("incrcheck", ("K", 5, 60, 3), {"alert": "K2", "maxlen": 10},
+         ("MON.INCRCHECK", "K", "5", "60", "3", "ALERT", "K2", "MAXLEN", "10"), Check(5, 1)),
+    # From 7: 8 reaches the second threshold; the first was passed before.
+    Case("incrcheck", ("K", 1, 60, [5, 8]), {}, ("MON.INCRCHECK", "K", "1", "60", "5", "8"), Check(8, 2),
+         setup=[("SET", "K", "7")]),
+    # A sliding window of 6 buckets: 4 reaches both 2 and 4; the higher is reported.
+    Case("slidecheck", ("K", 4, 60, [2, 4]), {"buckets": 6},
+         ("MON.SLIDECHECK", "K", "4", "60", "2", "4", "BUCKETS", "6"), Check(4, 2)),
+    Case("slidecheck", ("K", 1, 60, 5), {"alert": "K2"}, ("MON.SLIDECHECK", "K", "1", "60", "5", "ALERT", "K2"),
+         Check(1, 0)),
+    Case("distinct", ("K", "card-1", 60, [1]), {}, ("MON.DISTINCT", "K", "card-1", "60", "1"), Check(1, 1)),
+    Case("distinct", ("K", "card-2", 60, [1, 2]), {"alert": "K2", "maxlen": 5},
+         ("MON.DISTINCT", "K", "card-2", "60", "1", "2", "ALERT", "K2", "MAXLEN", "5"), Check(1, 1)),
+    Case("decrclamp", ("K", 3), {}, ("MON.DECRCLAMP", "K", "3"), 2, setup=[("SET", "K", "5")]),
+    # A refund larger than the counter clamps at 0.
+    Case("decrclamp", ("K", 9), {"alert": "K2"}, ("MON.DECRCLAMP", "K", "9", "ALERT", "K2"), 0,
+         setup=[("SET", "K", "5")]),
+    Case("decrclamp", ("K", 1), {}, ("MON.DECRCLAMP", "K", "1"), 0),
+    Case("issue", ("K", "alice", 2), {}, ("COUPON.ISSUE", "K", "alice", "2"), 2, setup=[("SADD", "K", "bob")]),
+    Case("issue", ("K", "alice", 2), {}, ("COUPON.ISSUE", "K", "alice", "2"), ALREADY_WON,
+         setup=[("SADD", "K", "alice")]),
+    Case("issue", ("K", "carol", 1), {}, ("COUPON.ISSUE", "K", "carol", "1"), SOLD_OUT,
+         setup=[("SADD", "K", "bob")]),
+    Case("revoke", ("K", "alice"), {}, ("COUPON.REVOKE", "K", "alice"), 1, setup=[("SADD", "K", "alice")]),
+    # 10 per 60 s: one request leaves 4 of 5 and is forgotten in 6 s.
+    Case("throttle", ("K", 4, 10, 60), {}, ("CL.THROTTLE", "K", "4", "10", "60"), Throttle(False, 5, 4, -1, 6)),
+    Case("throttle", ("K", 4, 10, 60, 5), {}, ("CL.THROTTLE", "K", "4", "10", "60", "5"),
+         Throttle(False, 5, 0, -1, 30)),
+    Case("throttle", ("K", 4, 10, 60), {"quantity": 0}, ("CL.THROTTLE", "K", "4", "10", "60", "0"),
+         Throttle(False, 5, 5, -1, 0)),
+    Case("throttle_all", ([("K", 4, 10, 60), ("K2", 0, 1, 60)],), {},
+         ("CL.THROTTLEALL", "2", "K", "4", "10", "60", "K2", "0", "1", "60"),
+         ThrottleAll(False, -1, [Throttle(False, 5, 4, -1, 6), Throttle(False, 1, 0, -1, 60)])),
+    # 2 at once from a limiter of 1 can never be allowed: -1, nothing used.
+    Case("throttle_all", ([("K", 0, 1, 60)],), {"quantity": 2},
+         ("CL.THROTTLEALL", "1", "K", "0", "1", "60", "QUANTITY", "2"),
+         ThrottleAll(True, -1, [Throttle(True, 1, 1, -1, 0)])),
+    Case("create", ("K", 10), {}, ("COUPON.CREATE", "K", "10"), True),
+    Case("create", ("K", 5), {"peruser": 2, "hold": 30}, CREATE, True),
+    Case("reserve", ("K", "u1"), {}, ("COUPON.RESERVE", "K", "u1"), reservation(1, 30), setup=[CREATE]),
+    Case("reserve", ("K", "u1"), {"hold": 60, "request_id": "r-1"},
+         ("COUPON.RESERVE", "K", "u1", "HOLD", "60", "ID", "r-1"), reservation(1, 60), setup=[CREATE]),
+    Case("reserve", ("K", "u1"), {}, ("COUPON.RESERVE", "K", "u1"), Reservation(SOLD_OUT, 0),
+         setup=[("COUPON.CREATE", "K", "1"), ("COUPON.ISSUE", "K", "u2", "1")]),
+    Case("confirm", ("K", 1), {}, ("COUPON.CONFIRM", "K", "1"), 1,
+         setup=[CREATE, ("COUPON.RESERVE", "K", "u1")]),
+    Case("confirm", ("K", 7), {}, ("COUPON.CONFIRM", "K", "7"), -3, setup=[CREATE]),
+    Case("release", ("K", 1), {}, ("COUPON.RELEASE", "K", "1"), 1, setup=[CREATE, ("COUPON.RESERVE", "K", "u1")]),
+    Case("campaign_info", ("K",), {}, ("COUPON.INFO", "K"),
+         {"limit": 5, "peruser": 2, "hold": 30, "confirmed": 1, "held": 1, "available": 3, "claims": 2,
+          "expired": 0, "released": 0},
+         setup=[CREATE, ("COUPON.RESERVE", "K", "u1"), ("COUPON.ISSUE", "K", "u2", "5")]),
+    Case("claims", ("K",), {}, ("COUPON.CLAIMS", "K"),
+         lambda result: result[1] == Claim(2, "u2", "confirmed", -1, None)
+         and result[0][:3] == (1, "u1", "held") and expires_in(30)(result[0].expires_at_ms)
+         and result[0].request_id == "r" and len(result) == 2,
+         setup=[CREATE, ("COUPON.RESERVE", "K", "u1", "ID", "r"), ("COUPON.ISSUE", "K", "u2", "5")]),
+    Case("claims", ("K",), {"start": 2, "count": 1}, ("COUPON.CLAIMS", "K", "FROM", "2", "COUNT", "1"),
+         [Claim(2, "u2", "confirmed", -1, None)],
+         setup=[CREATE, ("COUPON.ISSUE", "K", "u1", "5"), ("COUPON.ISSUE", "K", "u2", "5"),
+                ("COUPON.ISSUE", "K", "u3", "5")]),
+]
+
+#: A bad call of every method, and the raw words that give the same error.
+ERRORS: List[Tuple[str, Tuple[Any, ...], Dict[str, Any], Words]] = [
+    ("incrcheck", ("K", 0, 60, 3), {}, ("MON.INCRCHECK", "K", "0", "60", "3")),
+    ("incrcheck", ("K", 1, 60, [3, 2]), {}, ("MON.INCRCHECK", "K", "1", "60", "3", "2")),
+    ("incrcheck", ("K", 1, 60, 3), {"maxlen": 5}, ("MON.INCRCHECK", "K", "1", "60", "3", "MAXLEN", "5")),
+    ("slidecheck", ("K", 1, 60, 3), {"buckets": 7}, ("MON.SLIDECHECK", "K", "1", "60", "3", "BUCKETS", "7")),
+    ("distinct", ("K", "", 60, 3), {}, ("MON.DISTINCT", "K", "", "60", "3")),
+    ("decrclamp", ("K", -1), {}, ("MON.DECRCLAMP", "K", "-1")),
+    ("decrclamp", ("K", 1), {"alert": "K"}, ("MON.DECRCLAMP", "K", "1", "ALERT", "K")),
+    ("issue", ("K", "", 1), {}, ("COUPON.ISSUE", "K", "", "1")),
+    ("revoke", ("K", ""), {}, ("COUPON.REVOKE", "K", "")),
+    ("throttle", ("K", -1, 1, 1), {}, ("CL.THROTTLE", "K", "-1", "1", "1")),
+    ("throttle_all", ([("K", 1, 1, 1), ("K", 1, 1, 1)],), {},
+     ("CL.THROTTLEALL", "2", "K", "1", "1", "1", "K", "1", "1", "1")),
+    ("create", ("K", 0), {}, ("COUPON.CREATE", "K", "0")),
+    ("reserve", ("K", "u1"), {}, ("COUPON.RESERVE", "K", "u1")),
+    ("confirm", ("K", 1), {}, ("COUPON.CONFIRM", "K", "1")),
+    ("release", ("K", 1), {}, ("COUPON.RELEASE", "K", "1")),
+    ("campaign_info", ("K",), {}, ("COUPON.INFO", "K")),
+    ("claims", ("K",), {"count": 0}, ("COUPON.CLAIMS", "K", "COUNT", "0")),
+]
+
+
+def wire_of(result: Any) -> Any:
+    """A parsed result in the shape of its RESP2 reply, to compare with a
+    raw call: COUPON.CREATE's True as OK, named tuples as arrays, booleans
+    as 0/1, a dict as pairs, text as str."""
+    return "OK" if result is True else as_wire(result)
+
+
+def as_wire(result: Any) -> Any:
+    if isinstance(result, bytes):
+        return result.decode()
+    if isinstance(result, bool):
+        return int(result)
+    if isinstance(result, ThrottleAll):
+        return [int(result.limited), result.retry_after, *[as_wire(each) for each in result.results]]
+    if isinstance(result, tuple):
+        return [as_wire(each) for each in result]
+    if isinstance(result, list):
+        return [as_wire(each) for each in result]
+    if isinstance(result, dict):
+        return [item for pair in result.items() for item in pair]
+    return result
+
+
+def plain(reply: Any) -> Any:
+    """A raw reply with text as str and a RESP3 map as pairs."""
+    if isinstance(reply, bytes):
+        return reply.decode()
+    if isinstance(reply, dict):
+        return [plain(item) for pair in reply.items() for item in pair]
+    if isinstance(reply, (list, tuple)):
+        return [plain(each) for each in reply]
+    return reply
+
+
+def decoded(result: Any) -> Any:
+    """A result with its bytes as str, to compare with the cases' values."""
+    if isinstance(result, bytes):
+        return result.decode()
+    if isinstance(result, tuple) and hasattr(result, "_fields"):
+        return type(result)(*[decoded(each) for each in result])
+    if isinstance(result, list):
+        return [decoded(each) for each in result]
+    return result

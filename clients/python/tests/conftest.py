@@ -1,0 +1,163 @@
+"""The clients under test, each against the real servers that the Rust
+harness started (tests/client_python.rs): GUARD_STANDALONE is one
+``host:port`` with the module, GUARD_CLUSTER the primaries of a 3-node
+cluster with it.
+
+Every test body is a coroutine taking a ``Client``; a sync client's
+results are plain values, which ``value`` passes through, so one body
+checks sync and asyncio clients alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Dict, List, Tuple
+
+import pytest
+
+import glide
+import glide_sync
+import redis
+import redis.asyncio
+import redis.asyncio.cluster
+import redis.cluster
+from redis_guard import AsyncGuard, Guard
+
+
+def address(variable: str) -> List[Tuple[str, int]]:
+    value = os.environ.get(variable)
+    if not value:
+        pytest.fail(f"{variable} is not set: run these tests through `cargo test --test client_python`")
+    hosts = []
+    for each in value.split(","):
+        host, port = each.rsplit(":", 1)
+        hosts.append((host, int(port)))
+    return hosts
+
+
+async def value(result: Any) -> Any:
+    return await result if inspect.isawaitable(result) else result
+
+
+@dataclass
+class Client:
+    """A guard over one client library, plus that client's raw calls."""
+
+    name: str
+    guard: Any
+    raw: Callable[..., Any]
+    error: type
+    closers: List[Callable[[], Any]] = field(default_factory=list)
+
+    async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return await value(getattr(self.guard, method)(*args, **kwargs))
+
+    async def close(self) -> None:
+        for close in self.closers:
+            await value(close())
+
+
+def _glide_nodes(module: Any, variable: str) -> List[Any]:
+    return [module.NodeAddress(host, port) for host, port in address(variable)]
+
+
+async def _redis_py(protocol: int, decode: bool) -> Client:
+    (host, port), = address("GUARD_STANDALONE")
+    client = redis.Redis(host=host, port=port, protocol=protocol, decode_responses=decode)
+    return Client(f"redis-py RESP{protocol}{' decoded' if decode else ''}", Guard(client),
+                  client.execute_command, redis.ResponseError, [client.close])
+
+
+async def _redis_py_async() -> Client:
+    (host, port), = address("GUARD_STANDALONE")
+    client = redis.asyncio.Redis(host=host, port=port)
+    return Client("redis-py asyncio", AsyncGuard(client), client.execute_command,
+                  redis.ResponseError, [client.aclose if hasattr(client, "aclose") else client.close])
+
+
+async def _glide_sync() -> Client:
+    config = glide_sync.GlideClientConfiguration(_glide_nodes(glide_sync, "GUARD_STANDALONE"))
+    client = glide_sync.GlideClient.create(config)
+    return Client("glide sync", Guard(client), lambda *words: client.custom_command(list(words)),
+                  glide_sync.RequestError, [client.close])
+
+
+async def _glide_async() -> Client:
+    config = glide.GlideClientConfiguration(_glide_nodes(glide, "GUARD_STANDALONE"))
+    client = await glide.GlideClient.create(config)
+    return Client("glide asyncio", AsyncGuard(client), lambda *words: client.custom_command(list(words)),
+                  glide.RequestError, [client.close])
+
+
+async def _redis_py_cluster() -> Client:
+    nodes = [redis.cluster.ClusterNode(host, port) for host, port in address("GUARD_CLUSTER")]
+    client = redis.cluster.RedisCluster(startup_nodes=nodes)
+    return Client("redis-py cluster", Guard(client), client.execute_command,
+                  redis.ResponseError, [client.close])
+
+
+async def _redis_py_async_cluster() -> Client:
+    nodes = [redis.asyncio.cluster.ClusterNode(host, port) for host, port in address("GUARD_CLUSTER")]
+    client = redis.asyncio.cluster.RedisCluster(startup_nodes=nodes)
+    return Client("redis-py asyncio cluster", AsyncGuard(client), client.execute_command,
+                  redis.ResponseError, [client.aclose if hasattr(client, "aclose") else client.close])
+
+
+async def _glide_sync_cluster() -> Client:
+    config = glide_sync.GlideClusterClientConfiguration(_glide_nodes(glide_sync, "GUARD_CLUSTER"))
+    client = glide_sync.GlideClusterClient.create(config)
+    return Client("glide sync cluster", Guard(client), lambda *words: client.custom_command(list(words)),
+                  glide_sync.RequestError, [client.close])
+
+
+async def _glide_async_cluster() -> Client:
+    config = glide.GlideClusterClientConfiguration(_glide_nodes(glide, "GUARD_CLUSTER"))
+    client = await glide.GlideClusterClient.create(config)
+    return Client("glide asyncio cluster", AsyncGuard(client), lambda *words: client.custom_command(list(words)),
+                  glide.RequestError, [client.close])
+
+
+STANDALONE: Dict[str, Callable[[], Awaitable[Client]]] = {
+    "redis-py-resp2": lambda: _redis_py(2, False),
+    "redis-py-resp3": lambda: _redis_py(3, False),
+    "redis-py-resp3-decoded": lambda: _redis_py(3, True),
+    "redis-py-asyncio": _redis_py_async,
+    "glide-sync": _glide_sync,
+    "glide-asyncio": _glide_async,
+}
+
+CLUSTER: Dict[str, Callable[[], Awaitable[Client]]] = {
+    "redis-py-cluster": _redis_py_cluster,
+    "redis-py-asyncio-cluster": _redis_py_async_cluster,
+    "glide-sync-cluster": _glide_sync_cluster,
+    "glide-asyncio-cluster": _glide_async_cluster,
+}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def empty_servers() -> None:
+    """Every run starts from empty servers, whatever ran before."""
+    for variable in ("GUARD_STANDALONE", "GUARD_CLUSTER"):
+        for host, port in address(variable):
+            admin(host, port).flushall()
+
+
+def run_with(make: Callable[[], Awaitable[Client]], body: Callable[[Client], Awaitable[None]]) -> None:
+    """Runs ``body`` on a fresh client in its own event loop, closed after."""
+
+    async def main() -> None:
+        client = await make()
+        try:
+            await body(client)
+        finally:
+            await client.close()
+
+    asyncio.run(main())
+
+
+def admin(host: str, port: int) -> redis.Redis:
+    """A plain connection to one node, for the checks around the client."""
+    return redis.Redis(host=host, port=port, decode_responses=True)

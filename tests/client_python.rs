@@ -1,0 +1,169 @@
+//! The Python package (clients/python) against real servers with the
+//! module: its pytest suite (every method on redis-py and valkey-glide,
+//! sync and asyncio, RESP2 and RESP3, standalone and a 3-primary cluster,
+//! routing counted by the servers) with the oldest and the newest redis-py
+//! supported; and the package as a user gets it: `pip install`, the type
+//! check, its example run.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::cluster::Cluster;
+use common::*;
+
+fn package() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/python")
+}
+
+/// The folder holding one set of client libraries (installed on first use).
+fn libraries(set: &str) -> PathBuf {
+    let output = Command::new(package().join("tests/install.sh"))
+        .arg(set)
+        .output()
+        .expect("run clients/python/tests/install.sh");
+    assert!(
+        output.status.success(),
+        "installing the {set} Python clients failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+}
+
+fn search_path(folders: &[&Path]) -> String {
+    let folders: Vec<String> = folders.iter().map(|f| f.display().to_string()).collect();
+    folders.join(":")
+}
+
+/// Runs python3 with `args` and `PYTHONPATH`; its output, or a panic with it.
+fn python(path: &str, args: &[&str], env: &[(&str, String)]) -> String {
+    let output = Command::new("python3")
+        .args(args)
+        .current_dir(package())
+        .env("PYTHONPATH", path)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .expect("run python3");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "python3 {args:?} failed:\n{text}");
+    text
+}
+
+fn addresses(servers: &[&Server]) -> String {
+    let each: Vec<String> = servers
+        .iter()
+        .map(|s| format!("127.0.0.1:{}", s.port))
+        .collect();
+    each.join(",")
+}
+
+#[test]
+fn every_method_on_every_python_client_routed_in_a_cluster() {
+    let server = Server::start();
+    let cluster = Cluster::with_replicas(0);
+    let primaries: Vec<&Server> = cluster.nodes.iter().collect();
+    let env = [
+        ("GUARD_STANDALONE", addresses(&[&server])),
+        ("GUARD_CLUSTER", addresses(&primaries)),
+    ];
+    let tests = package().join("tests");
+    for set in ["oldest", "newest"] {
+        let libraries = libraries(set);
+        let path = search_path(&[&package(), &tests, &libraries]);
+        let report = python(
+            &path,
+            &[
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-W",
+                "ignore::DeprecationWarning",
+                "tests",
+            ],
+            &env,
+        );
+        let summary = report.lines().last().unwrap_or_default();
+        assert!(
+            summary.contains(" passed")
+                && !summary.contains("failed")
+                && !summary.contains("skipped"),
+            "redis-py {set}: {summary}"
+        );
+        println!("python clients, {set}: {summary}");
+    }
+}
+
+#[test]
+fn the_python_package_installs_type_checks_and_runs_its_example() {
+    let newest = libraries("newest");
+    let target = std::env::temp_dir().join(format!("redis-guard-pip-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&target);
+    // As a user installs it: pip from the checkout, nothing else.
+    let status = Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--disable-pip-version-check",
+        ])
+        .args(["--root-user-action=ignore", "--target"])
+        .arg(&target)
+        .arg(package())
+        .status()
+        .unwrap();
+    assert!(status.success(), "pip install ./clients/python failed");
+    assert!(
+        target.join("redis_guard/py.typed").exists(),
+        "the wheel ships the type hints"
+    );
+    let installed = search_path(&[&target, &newest]);
+    let found = python(
+        &installed,
+        // -P: not the checkout beside the script, only PYTHONPATH.
+        &["-P", "-c", "import redis_guard; print(redis_guard.__file__)"],
+        &[],
+    );
+    assert!(
+        found.trim().starts_with(&target.display().to_string()),
+        "{found}"
+    );
+
+    let checkout = search_path(&[&package(), &newest]);
+    let typed = python(
+        &checkout,
+        &[
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--cache-dir=/dev/null",
+            "redis_guard",
+            "example.py",
+        ],
+        &[],
+    );
+    assert!(typed.contains("Success: no issues found"), "{typed}");
+
+    let server = Server::start();
+    let printed = python(
+        &installed,
+        &["-P", "example.py"],
+        &[("GUARD_STANDALONE", addresses(&[&server]))],
+    );
+    assert_eq!(
+        printed,
+        "orders 5 1\nconfirm 1\navailable 99 live ['confirmed']\nrank 1 limited False\n\
+         distinct 1 refunded to 3\n"
+    );
+    let _ = std::fs::remove_dir_all(&target);
+}
