@@ -5,7 +5,7 @@ TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target))
 MODULE := $(TARGET_DIR)/release/libredis_guard.so
 APT_PACKAGES := redis-server redis-tools libclang-dev
 
-.PHONY: all deps build run test test-matrix test-cluster lab bench profile fuzz fuzz-pure soak campaign-scale valgrind lint clean
+.PHONY: all deps build run test test-matrix test-cluster lab bench bench-clients profile fuzz fuzz-pure soak campaign-scale valgrind lint clean
 
 all: build
 
@@ -60,6 +60,13 @@ lab: build
 # Native vs INCRBY/SADD vs Lua (EVALSHA, FCALL): writes bench/RESULTS.md.
 bench: build
 	cargo test --release --quiet --test bench
+
+# The client packages in a 3-primary cluster, sequential and pipelined:
+# their MON.INCRCHECK, CL.THROTTLE and COUPON.RESERVE against INCRBY and
+# the Lua twins through the same client, with the server commands each
+# call cost. Writes its section of bench/RESULTS.md.
+bench-clients: build
+	cargo test --release --quiet --test bench_clients
 
 # Instructions per request under callgrind, native vs INCRBY/SADD.
 profile: build

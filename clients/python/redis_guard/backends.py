@@ -111,14 +111,18 @@ def _glide_route(module: str, call: Call[Any]) -> Any:
     routes = sys.modules[module]
     if call.key is None:
         return None
+    if isinstance(call.key, str):
+        # glide hashes a str key itself (in Rust, faster than here).
+        return routes.SlotKeyRoute(routes.SlotType.PRIMARY, call.key)
     return routes.SlotIdRoute(routes.SlotType.PRIMARY, key_slot(call.key))
 
 
 class _GlideBatch:
     """A valkey-glide Batch. On a cluster a transaction goes to its first
-    key's slot; a pipeline whose calls share one slot goes there whole.
-    Otherwise glide routes each command by its first argument, the key for
-    every command but CL.THROTTLEALL, which is then sent apart, routed."""
+    key's slot. In a pipeline glide routes each command by its first
+    argument: the key for every command but CL.THROTTLEALL, which goes
+    with the rest only when all share one slot (the batch is then sent
+    there), else apart, routed."""
 
     def __init__(self, glide: _Glide, transaction: Optional[bool]) -> None:
         self._glide = glide
@@ -129,6 +133,12 @@ class _GlideBatch:
     def queue(self, call: Call[Any]) -> None:
         self._calls.append(call)
 
+    def _one_slot(self) -> bool:
+        # Only a batch that sends a command apart needs the answer.
+        if all(call.key is None or call.words[1] == call.key for call in self._calls):
+            return False
+        return len({key_slot(call.key) for call in self._calls if call.key is not None}) == 1
+
     def plan(self) -> Tuple[Any, Any, List[Tuple[int, Call[Any]]]]:
         """The batch, its options, and the calls sent apart (with their
         place in the results)."""
@@ -137,8 +147,7 @@ class _GlideBatch:
         batch_class = getattr(module, "ClusterBatch" if cluster else "Batch")
         batch = batch_class(is_atomic=self._transaction)
         apart: List[Tuple[int, Call[Any]]] = []
-        slots = {key_slot(call.key) for call in self._calls if call.key is not None}
-        whole = cluster and (self._transaction or len(slots) == 1)
+        whole = cluster and (self._transaction or self._one_slot())
         for place, call in enumerate(self._calls):
             # glide routes an unknown command by its first argument.
             if cluster and not whole and call.key is not None and call.words[1] != call.key:

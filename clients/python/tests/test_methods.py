@@ -4,6 +4,7 @@ reply, errors as the client raises them for a raw call, and pipelines."""
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any, Callable, List
 
@@ -27,8 +28,12 @@ class Monitor:
         self._thread.start()
 
     def _read(self) -> None:
+        # Raw lines: redis-py's own parser stops at a line without a client
+        # address, which Valkey 9 writes for a module's internal calls.
         while True:
-            line = self._monitor.next_command()["command"]
+            raw = self._monitor.connection.read_response()
+            raw = raw.decode() if isinstance(raw, bytes) else str(raw)
+            line = " ".join(re.findall(r'"((?:[^"\\]|\\.)*)"', raw.split("] ", 1)[-1]))
             if line == self.STOP:
                 return
             self.lines.append(line)

@@ -1,0 +1,177 @@
+//! `make bench-clients`: the client packages in a real 3-primary cluster
+//! with the module. Each language's bench program (bench/clients/) prints
+//! a JSON object a measured row; this makes them one table, with the
+//! package's rate as a ratio to INCRBY and to the Lua twin through the
+//! same client, and what each call cost the servers (module command or
+//! EVALSHA, COMMAND GETKEYS, MOVED), and writes it into its section of
+//! bench/RESULTS.md.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use common::cluster::Cluster;
+
+const BEGIN: &str = "<!-- bench-clients: written by `make bench-clients` -->";
+const END: &str = "<!-- /bench-clients -->";
+
+/// (operation, its INCRBY row, its Lua twin's row)
+const PACKAGE_ROWS: [(&str, &str); 3] = [
+    ("MON.INCRCHECK (package)", "incrcheck.lua (EVALSHA)"),
+    ("CL.THROTTLE (package)", "throttle.lua (EVALSHA)"),
+    ("COUPON.RESERVE (package)", "campaign_reserve.lua (EVALSHA)"),
+];
+
+struct Row {
+    rate: f64,
+    /// Server commands per call: the command itself, GETKEYS, MOVED.
+    per_call: f64,
+    getkeys: i64,
+    moved: i64,
+}
+
+fn field(line: &str, name: &str) -> Option<String> {
+    let start = line.find(&format!("\"{name}\": "))? + name.len() + 4;
+    let rest = &line[start..];
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    Some(rest[..end].trim_matches('"').to_string())
+}
+
+fn parse(line: &str) -> Option<(String, String, bool, Row)> {
+    let client = field(line, "client")?;
+    let op = field(line, "op")?;
+    let pipelined = field(line, "pipelined")? == "true";
+    let rate: f64 = field(line, "calls_per_s")?.parse().ok()?;
+    let calls: f64 = field(line, "calls")?.parse().ok()?;
+    let server = &line[line.find("\"server\"")?..];
+    let count = |name: &str| {
+        field(server, name)
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or(0)
+    };
+    let getkeys = count("command|getkeys");
+    let moved = count("errorstat_MOVED");
+    let commands: i64 = [
+        "mon.incrcheck",
+        "cl.throttle",
+        "coupon.reserve",
+        "incrby",
+        "evalsha",
+    ]
+    .iter()
+    .map(|name| count(name))
+    .sum::<i64>()
+        // The Lua twin of INCRCHECK calls INCRBY inside: not a client's call.
+        - if op.contains("EVALSHA") { count("incrby") } else { 0 };
+    let per_call = (commands + getkeys + moved) as f64 / calls;
+    Some((
+        client,
+        op,
+        pipelined,
+        Row {
+            rate,
+            per_call,
+            getkeys,
+            moved,
+        },
+    ))
+}
+
+fn main() {
+    let cluster = Cluster::with_replicas(0);
+    let addresses: Vec<String> = cluster
+        .nodes
+        .iter()
+        .map(|n| format!("127.0.0.1:{}", n.port))
+        .collect();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let libraries = Command::new(root.join("clients/python/tests/install.sh"))
+        .arg("newest")
+        .output()
+        .expect("install the Python clients");
+    assert!(libraries.status.success());
+    let libraries = String::from_utf8(libraries.stdout).unwrap();
+    let output = Command::new("python3")
+        .arg(root.join("bench/clients/python.py"))
+        .env("GUARD_CLUSTER", addresses.join(","))
+        .env(
+            "PYTHONPATH",
+            format!(
+                "{}:{}",
+                root.join("clients/python").display(),
+                libraries.trim()
+            ),
+        )
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("run bench/clients/python.py");
+    assert!(
+        output.status.success(),
+        "bench/clients/python.py failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut rows: BTreeMap<(String, bool), BTreeMap<String, Row>> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        if let Some((client, op, pipelined, row)) = parse(line) {
+            rows.entry((client, pipelined)).or_default().insert(op, row);
+        }
+    }
+    let mut table = String::from(
+        "| client | mode | command | package calls/s | INCRBY calls/s | x INCRBY | Lua twin calls/s | x twin | server commands per call | GETKEYS | MOVED |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for ((client, pipelined), ops) in &rows {
+        let mode = if *pipelined {
+            "pipelined (16)"
+        } else {
+            "sequential"
+        };
+        let incrby = ops.get("INCRBY");
+        for (op, twin) in PACKAGE_ROWS {
+            let Some(row) = ops.get(op) else { continue };
+            let ratio = |other: Option<&Row>| {
+                other.map_or(("n/a".into(), "n/a".into()), |o| {
+                    (
+                        format!("{:.0}", o.rate),
+                        format!("{:.2}", row.rate / o.rate),
+                    )
+                })
+            };
+            let (incrby_rate, x_incrby) = ratio(incrby);
+            let (twin_rate, x_twin) = ratio(ops.get(twin));
+            table.push_str(&format!(
+                "| {client} | {mode} | {} | {:.0} | {incrby_rate} | {x_incrby} | {twin_rate} | {x_twin} | {:.2} | {} | {} |\n",
+                op.trim_end_matches(" (package)"),
+                row.rate,
+                row.per_call,
+                row.getkeys,
+                row.moved
+            ));
+        }
+        if let Some(raw) = ops.get("MON.INCRCHECK (raw call)") {
+            table.push_str(&format!(
+                "| {client} | {mode} | MON.INCRCHECK, raw call (no package) | {:.0} | | | | | {:.2} | {} | {} |\n",
+                raw.rate, raw.per_call, raw.getkeys, raw.moved
+            ));
+        }
+    }
+    print!("{table}");
+    let path = root.join("bench/RESULTS.md");
+    let results = std::fs::read_to_string(&path).unwrap_or_default();
+    let section = format!(
+        "{BEGIN}\n## Through the client packages, in a 3-primary cluster\n\n\
+         One process per client on this machine's 2 cores with the 3 servers: the rates are the \
+         client's, so read the ratios and the commands per call.\n\n{table}{END}"
+    );
+    let updated = match (results.find(BEGIN), results.find(END)) {
+        (Some(start), Some(end)) => format!(
+            "{}{section}{}",
+            &results[..start],
+            &results[end + END.len()..]
+        ),
+        _ => format!("{results}\n{section}\n"),
+    };
+    std::fs::write(&path, updated).unwrap();
+}
