@@ -130,7 +130,11 @@ fn the_python_package_installs_type_checks_and_runs_its_example() {
     let found = python(
         &installed,
         // -P: not the checkout beside the script, only PYTHONPATH.
-        &["-P", "-c", "import redis_guard; print(redis_guard.__file__)"],
+        &[
+            "-P",
+            "-c",
+            "import redis_guard; print(redis_guard.__file__)",
+        ],
         &[],
     );
     assert!(
@@ -166,4 +170,13 @@ fn the_python_package_installs_type_checks_and_runs_its_example() {
          distinct 1 refunded to 3\n"
     );
     let _ = std::fs::remove_dir_all(&target);
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let example = std::fs::read_to_string(package().join("example.py")).unwrap();
+    assert!(
+        readme.contains(&format!(
+            "```python\n{example}```\n\nIt prints:\n\n```text\n{printed}```"
+        )),
+        "README.md shows clients/python/example.py and what it prints, verbatim"
+    );
 }
