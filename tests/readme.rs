@@ -1,9 +1,10 @@
-//! The README's examples are tests. Its client snippets are the files in
-//! tests/clients/, which must appear in the README verbatim and are run
-//! against a real server (the client libraries are installed into the
-//! build output by tests/clients/install.sh, never system-wide); its
-//! redis-cli session is replayed against a real server and must print what
-//! the README shows.
+//! The documentation's examples are tests. Its client snippets are the
+//! files in tests/clients/, which must appear verbatim in the README or a
+//! page of docs/ and are run against a real server from an empty database
+//! (the client libraries are installed into the build output by
+//! tests/clients/install.sh, never system-wide); the redis-cli session of
+//! docs/tutorial.md is replayed against a real server and must print what
+//! it shows.
 
 mod common;
 
@@ -12,8 +13,24 @@ use std::process::Command;
 
 use common::*;
 
-fn readme() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap()
+fn read(path: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
+}
+
+/// The README and every page of docs/, one after the other.
+fn documentation() -> String {
+    let mut pages: Vec<PathBuf> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs"))
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|e| e == "md"))
+            .collect();
+    pages.sort();
+    let mut text = read("README.md");
+    for page in pages {
+        text.push_str(&std::fs::read_to_string(page).unwrap());
+    }
+    text
 }
 
 fn snippet(name: &str) -> String {
@@ -42,11 +59,11 @@ fn clients() -> PathBuf {
 /// CL.THROTTLE's `limited remaining`.
 const EXPECTED: &str = "1 0 1 0 0 15";
 
-fn assert_in_readme(name: &str) {
+fn assert_shown(name: &str) {
     let code = snippet(name);
     assert!(
-        readme().contains(code.trim_end()),
-        "README.md must show tests/clients/{name} verbatim"
+        documentation().contains(code.trim_end()),
+        "README.md or docs/ must show tests/clients/{name} verbatim"
     );
 }
 
@@ -64,7 +81,7 @@ fn run(command: &mut Command, what: &str) -> String {
 /// Runs the Python snippet `name` (shown verbatim in the README) against
 /// a fresh server; what it printed.
 fn run_python(name: &str) -> String {
-    assert_in_readme(name);
+    assert_shown(name);
     let server = Server::start();
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/clients")
@@ -146,7 +163,7 @@ fn assert_nothing_pending(server: &Server) {
 
 #[test]
 fn the_python_alert_worker_claims_what_a_dead_worker_left() {
-    assert_in_readme("alert_worker.py");
+    assert_shown("alert_worker.py");
     let server = Server::start();
     let expected = alerts_with_a_dead_worker(&server);
     assert_eq!(expected.lines().count(), 2);
@@ -165,7 +182,7 @@ fn the_python_alert_worker_claims_what_a_dead_worker_left() {
 
 #[test]
 fn the_node_alert_worker_claims_what_a_dead_worker_left() {
-    assert_in_readme("alert_worker.mjs");
+    assert_shown("alert_worker.mjs");
     let server = Server::start();
     let expected = alerts_with_a_dead_worker(&server);
     let dir = node_dir(&clients(), "alert-worker");
@@ -193,7 +210,7 @@ fn node_dir(clients: &Path, test: &str) -> PathBuf {
 
 #[test]
 fn the_node_redis_snippet_runs() {
-    assert_in_readme("node_redis.mjs");
+    assert_shown("node_redis.mjs");
     let server = Server::start();
     let dir = node_dir(&clients(), "node-redis");
     std::fs::write(dir.join("snippet.mjs"), snippet("node_redis.mjs")).unwrap();
@@ -209,7 +226,7 @@ fn the_node_redis_snippet_runs() {
 
 #[test]
 fn the_ioredis_typescript_snippet_type_checks_and_runs() {
-    assert_in_readme("ioredis.ts");
+    assert_shown("ioredis.ts");
     let server = Server::start();
     let clients = clients();
     let tsc = clients.join("node/node_modules/.bin/tsc");
@@ -238,8 +255,8 @@ fn the_ioredis_typescript_snippet_type_checks_and_runs() {
     );
     // The declaration really types the commands: a wrong call fails to compile.
     let wrong = snippet("ioredis.ts").replace(
-        r#"redis["cl.throttle"]("user:42:api", 15, 30, 60)"#,
-        r#"redis["cl.throttle"]("user:42:api", "15")"#,
+        r#"redis["cl.throttle"]("user:7:api", 15, 30, 60)"#,
+        r#"redis["cl.throttle"]("user:7:api", "15")"#,
     );
     assert_ne!(wrong, snippet("ioredis.ts"));
     std::fs::write(dir.join("wrong.mts"), wrong).unwrap();
@@ -254,17 +271,19 @@ mod redis_rs {
 
     #[test]
     fn the_redis_rs_snippet_runs() {
-        super::assert_in_readme("redis_rs.rs");
+        super::assert_shown("redis_rs.rs");
         let server = super::Server::start();
         assert_eq!(guard_calls(&mut server.con()).unwrap(), super::EXPECTED);
     }
 }
 
-/// The README's redis-cli session, as (command, expected output) pairs.
+/// docs/tutorial.md's redis-cli session, as (command, expected output) pairs.
 fn session() -> Vec<(String, Vec<String>)> {
-    let readme = readme();
-    let start = readme.find("## A session").expect("README has a session");
-    let block = &readme[start..];
+    let tutorial = read("docs/tutorial.md");
+    let start = tutorial
+        .find("## A session")
+        .expect("docs/tutorial.md has a session");
+    let block = &tutorial[start..];
     let block = &block[block.find("```text\n").unwrap() + 8..];
     let block = &block[..block.find("```").unwrap()];
     let mut exchanges: Vec<(String, Vec<String>)> = Vec::new();
@@ -283,8 +302,33 @@ fn session() -> Vec<(String, Vec<String>)> {
 }
 
 #[test]
-fn the_readme_session_prints_what_the_server_prints() {
+fn the_tutorial_session_prints_what_the_server_prints() {
+    replay_session(&Server::start());
+}
+
+/// The snippets use keys of their own: after the whole session on the
+/// same server they still print what the documentation says.
+#[test]
+fn the_python_snippets_print_the_same_after_the_session() {
     let server = Server::start();
+    replay_session(&server);
+    for (name, expected) in [("redis_py.py", EXPECTED), ("layered_limits.py", "0 9 999")] {
+        let printed = run(
+            Command::new("python3")
+                .arg(
+                    Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("tests/clients")
+                        .join(name),
+                )
+                .env("PYTHONPATH", clients().join("python"))
+                .env("REDIS_URL", server.url()),
+            name,
+        );
+        assert_eq!(printed.trim(), expected, "{name} after the session");
+    }
+}
+
+fn replay_session(server: &Server) {
     let exchanges = session();
     assert!(exchanges.len() > 20, "{exchanges:?}");
     for (command, expected) in exchanges {
@@ -301,6 +345,6 @@ fn the_readme_session_prints_what_the_server_prints() {
             &command,
         );
         let printed: Vec<&str> = printed.lines().map(|l| l.trim_end_matches('\r')).collect();
-        assert_eq!(printed, expected, "README session: {command}");
+        assert_eq!(printed, expected, "docs/tutorial.md session: {command}");
     }
 }

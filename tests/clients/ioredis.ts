@@ -1,4 +1,5 @@
-// ioredis in TypeScript: declare the commands once, as for defineCommand...
+// ioredis in TypeScript, an ES module (top-level await: save it as .mts,
+// or set "type": "module"): declare the commands once, as for defineCommand...
 import { Redis, type Result } from "ioredis";
 
 declare module "ioredis" {
@@ -17,9 +18,9 @@ for (const name of ["mon.incrcheck", "mon.decrclamp", "coupon.issue", "coupon.re
 }
 
 // ...then call them like Redis's own, typed.
-const [current, level] = await redis["mon.incrcheck"]("cust:42:orders", 1, 3600, 3);
-const rank = await redis["coupon.issue"]("launch:coupons", "alice", 100);
-const left = await redis["mon.decrclamp"]("refunds:today", 50);
-const [limited, , remaining] = await redis["cl.throttle"]("user:42:api", 15, 30, 60);
+const [current, level] = await redis["mon.incrcheck"]("cust:7:orders", 1, 3600, 3);
+const rank = await redis["coupon.issue"]("drop:coupons", "alice", 100);
+const left = await redis["mon.decrclamp"]("refunds:shop", 50);
+const [limited, , remaining] = await redis["cl.throttle"]("user:7:api", 15, 30, 60);
 console.log(current, level, rank, left, limited, remaining);
 redis.disconnect();

@@ -4,7 +4,7 @@ import os
 import redis
 
 r = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://localhost:6379"))
-customer = 42
+customer = 7
 limits = [
     f"{{cust:{customer}}}:second", 9, 10, 1,  # burst 10, 10 a second
     f"{{cust:{customer}}}:day", 999, 1000, 86400,  # 1,000 a day
