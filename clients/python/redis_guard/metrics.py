@@ -27,7 +27,7 @@ def counters(client: Any) -> Dict[str, int]:
     if isinstance(text, dict):  # redis-py parses INFO into a dict
         pairs = text.items()
     else:
-        pairs = (tuple(line.split(":", 1)) for line in str(text).splitlines() if ":" in line)
+        pairs = (line.partition(":")[::2] for line in str(text).splitlines() if ":" in line)
     return {
         str(name).removeprefix("guard_"): int(value)
         for name, value in pairs
