@@ -40,8 +40,14 @@ pub fn module_path() -> PathBuf {
 }
 
 /// redis-cell 0.2.2, the peer CL.THROTTLE is checked and benchmarked
-/// against: built by tests/peers/redis-cell.sh on first use.
+/// against: built by tests/peers/redis-cell.sh on first use; GUARD_REDIS_CELL
+/// names another build.
 pub fn redis_cell_module() -> PathBuf {
+    // Another build of redis-cell (e.g. 0.5.0 from its repository, which
+    // crates.io lacks) for a one-off comparison.
+    if let Some(path) = std::env::var_os("GUARD_REDIS_CELL") {
+        return PathBuf::from(path);
+    }
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/redis-cell.sh");
     let output = Command::new(script)
         .output()
