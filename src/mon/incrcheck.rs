@@ -84,6 +84,11 @@ impl Handler for MonIncrCheck {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::MON_INCRCHECK_CALLS.bump();
         let request = IncrCheck::parse(args[1].as_bytes(), &args[2..], ctx.now_ms())?;
+        // Every parsed call is valid: tests/fuzz-proof.sh's build panics on each.
+        #[cfg(feature = "test-panic-incrcheck")]
+        if request.increment > 0 {
+            panic!("test-panic-incrcheck: a valid MON.INCRCHECK panics");
+        }
         alert::check(request.alert.as_ref(), ctx)?;
         let target = CommandKey::new(ctx, args[1]);
         let mut key = target.open();
