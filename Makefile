@@ -5,7 +5,7 @@ TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target))
 MODULE := $(TARGET_DIR)/release/libredis_guard.so
 APT_PACKAGES := redis-server redis-tools libclang-dev
 
-.PHONY: all deps build run test test-matrix test-cluster lab bench bench-clients profile fuzz fuzz-pure soak campaign-scale valgrind lint clean
+.PHONY: all deps build run test fuzz-proof test-matrix test-cluster lab bench bench-clients profile fuzz fuzz-pure soak campaign-scale valgrind lint clean
 
 all: build
 
@@ -35,9 +35,15 @@ run: build
 	redis-server $(CURDIR)/redis.conf --loadmodule $(MODULE)
 
 # Unit tests, then integration tests against real redis-servers that the
-# tests start on free loopback ports.
+# tests start on free loopback ports; then the proof that the fuzzer fails
+# against a build whose MON.INCRCHECK panics.
 test: build
 	cargo test --release
+	TARGET_DIR=$(TARGET_DIR) tests/fuzz-proof.sh
+
+# That proof alone (the fuzz suite must have been built: make test does).
+fuzz-proof: build
+	TARGET_DIR=$(TARGET_DIR) tests/fuzz-proof.sh
 
 # The whole integration suite on every server the module supports:
 # Redis 7.0 (Debian's), 8.2, Valkey 8.0, 8.1 and 9.1, fetched into

@@ -3,6 +3,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use crate::stats;
+
 /// A successful reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
@@ -71,6 +73,21 @@ impl ErrorReply {
 
     pub fn message(&self) -> &str {
         &self.0
+    }
+
+    /// The module's own failure, never the caller's (a caught panic):
+    /// each one is counted in INFO's `internal_errors`, so tests and
+    /// monitoring see every one whatever the client did with the reply.
+    pub fn internal(message: &'static str) -> Self {
+        stats::INTERNAL_ERRORS.bump();
+        ErrorReply::new(message)
+    }
+
+    /// An effect this module decided (or a replica received) that its
+    /// value refused: a broken invariant, counted as [`ErrorReply::internal`].
+    pub fn could_not_apply(why: impl fmt::Display) -> Self {
+        stats::INTERNAL_ERRORS.bump();
+        ErrorReply::owned(format!("ERR redis-guard could not apply an effect: {why}"))
     }
 }
 

@@ -355,6 +355,67 @@ fn every_option_error_names_the_option_and_writes_nothing() {
             vec!["MON.DECRCLAMP", "orders", "0", "ALERT", "alerts"],
             "amount",
         ),
+        // Whatever the amount: the arity error comes first, as Redis's
+        // own check would give it.
+        (
+            vec!["MON.DECRCLAMP", "orders", "-1", "alerts"],
+            "wrong number of arguments for 'mon.decrclamp'",
+        ),
+        (
+            vec!["MON.DECRCLAMP", "orders", "x", "7"],
+            "wrong number of arguments for 'mon.decrclamp'",
+        ),
+        // A stream that is the counter, before a bad MAXLEN: the stream
+        // is the first bad argument, for each of the four commands.
+        (
+            with(&["ALERT", "orders", "MAXLEN", "0"]),
+            "alert stream must not be the counter's key",
+        ),
+        (
+            vec![
+                "MON.SLIDECHECK",
+                "orders",
+                "1",
+                "60",
+                "5",
+                "ALERT",
+                "orders",
+                "MAXLEN",
+                "0",
+            ],
+            "alert stream must not be the counter's key",
+        ),
+        (
+            vec![
+                "MON.DISTINCT",
+                "orders",
+                "c",
+                "60",
+                "5",
+                "ALERT",
+                "orders",
+                "MAXLEN",
+                "0",
+            ],
+            "alert stream must not be the counter's key",
+        ),
+        (
+            vec![
+                "MON.DECRCLAMP",
+                "orders",
+                "9",
+                "ALERT",
+                "orders",
+                "MAXLEN",
+                "0",
+            ],
+            "alert stream must not be the counter's key",
+        ),
+        // And after it, MAXLEN's error is first.
+        (
+            with(&["MAXLEN", "0", "ALERT", "orders"]),
+            "maxlen must be a positive",
+        ),
     ];
     for (args, expected) in &cases {
         assert_refused_changing_nothing(&mut con, args, expected);
@@ -362,10 +423,10 @@ fn every_option_error_names_the_option_and_writes_nothing() {
     assert_only_these_counters(
         &mut con,
         &[
-            ("mon_incrcheck_calls", 13),
-            ("mon_slidecheck_calls", 2),
-            ("mon_distinct_calls", 2),
-            ("mon_decrclamp_calls", 5),
+            ("mon_incrcheck_calls", 15),
+            ("mon_slidecheck_calls", 3),
+            ("mon_distinct_calls", 3),
+            ("mon_decrclamp_calls", 8),
         ],
     );
 }

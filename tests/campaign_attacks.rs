@@ -75,6 +75,64 @@ fn a_crafted_payload_equal_to_dump_is_accepted() {
     assert_eq!(digest(&mut con, "copy"), digest(&mut con, "real"));
 }
 
+/// A loaded value may hold more live claims than `limit` or `PERUSER`
+/// allow (load judges no hold against a clock): here limit 1 with claim 1
+/// confirmed and claim 2 a live hold; PERUSER 1 with both claims alice's.
+/// Confirming the hold answers -2 and releases it in the same step
+/// (counted and signalled as a release, propagated), never an internal
+/// error; COUPON.INFO's `available` never shows less than 0.
+#[test]
+fn confirming_a_hold_over_the_limits_answers_minus_2_and_releases_it() {
+    let server = Server::start();
+    let replica = Server::replica_of(&server);
+    let mut con = server.con();
+    create(&mut con, "real", 1, 1, 600);
+    let real = dump(&mut con, "real");
+    let later = now_ms() + 600_000;
+    for (key, settings, second_user) in [
+        ("over-limit", [1, 1, 600], "bob"),
+        ("over-peruser", [5, 1, 600], "alice"),
+    ] {
+        let payload = Payload::like(&real)
+            .head(settings, [2, 0, 0], 2)
+            .claim(1, "alice", -1, None)
+            .claim(2, second_user, later, None)
+            .finish();
+        restore(&mut con, key, &payload).unwrap();
+        let available = |con: &mut Connection| info(con, key)["available"];
+        // limit 1: 1 - 1 confirmed - 1 held is -1, shown as 0.
+        let expected_available = if key == "over-limit" { 0 } else { 3 };
+        assert_eq!(available(&mut con), expected_available, "{key}");
+        let released = info_field(&mut con, "guard_coupon_released");
+        let events = events_of(&server, |c| assert_eq!(confirm(c, key, 2), -2, "{key}"));
+        assert_eq!(events, pairs(&[("coupon.released", key)]), "{key}");
+        assert_eq!(info_field(&mut con, "guard_coupon_released"), released + 1);
+        let counts = info(&mut con, key);
+        assert_eq!(
+            [
+                counts["confirmed"],
+                counts["held"],
+                counts["released"],
+                counts["claims"]
+            ],
+            [1, 0, 1, 2],
+            "{key}"
+        );
+        assert_eq!(available(&mut con), settings[0] - 1, "{key}");
+        let live: Vec<i64> = claims(&mut con, key, &[]).iter().map(|c| c.claim).collect();
+        assert_eq!(live, [1], "{key}");
+        // The release is done: the claim is gone for every command.
+        assert_eq!(confirm(&mut con, key, 2), -3, "{key}");
+    }
+    assert_eq!(info_field(&mut con, "guard_coupon_confirmed"), 0);
+    // The replica applied the release: the same values.
+    let _: i64 = redis::cmd("WAIT").arg(1).arg(5000).query(&mut con).unwrap();
+    let mut on_replica = replica.con();
+    for key in ["over-limit", "over-peruser"] {
+        assert_eq!(digest(&mut on_replica, key), digest(&mut con, key), "{key}");
+    }
+}
+
 #[test]
 fn every_payload_that_breaks_an_invariant_is_refused_and_changes_nothing() {
     let server = Server::start();

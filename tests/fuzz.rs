@@ -596,6 +596,11 @@ fn random_calls_never_crash_and_errors_change_nothing() {
                 if !matches!(error.code(), Some("ERR" | "WRONGTYPE" | "BUSYKEY")) {
                     fail(format!("not an ERR, WRONGTYPE or BUSYKEY error: {text}"));
                 }
+                // A caught panic or a refused effect is an ERR too, and
+                // always the module's bug.
+                if is_internal_error(&text) {
+                    fail(format!("the module's own failure: {text}"));
+                }
                 let after = states(&mut con);
                 if before != after {
                     fail(format!(

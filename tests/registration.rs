@@ -349,6 +349,7 @@ fn info_guard_lists_every_counter() {
         "throttle_all_calls",
         "throttle_all_allowed",
         "throttle_all_limited",
+        "internal_errors",
     ];
     for section in ["guard", "modules", "everything"] {
         let info: String = redis::cmd("INFO").arg(section).query(&mut con).unwrap();

@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 
-    match IncrCheck::parse(&parts, NOW_MS) {
+    match IncrCheck::parse(b"k", &parts, NOW_MS) {
         Ok(request) => {
             let thresholds = request.thresholds.as_slice();
             assert!(request.increment > 0);
@@ -40,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
         }
         Err(error) => assert_standard(&error),
     }
-    match DecrClamp::parse(&parts) {
+    match DecrClamp::parse(b"k", &parts) {
         Ok(request) => assert!(request.amount > 0),
         Err(error) => assert_standard(&error),
     }

@@ -8,11 +8,13 @@ use crate::reply::{CommandResult, Reply};
 
 pub const COMMAND: Command = Command {
     name: c"coupon.confirm",
-    flags: c"write deny-oom fast",
+    // No deny-oom: a customer who has paid is confirmed even when the
+    // server is full (a confirm adds no claim).
+    flags: c"write fast",
     acl_categories: c"write fast",
     arity: 3,
     keys: Keys::One(KeyAccess::UPDATE),
-    summary: c"Confirms a held claim: 1 confirmed now, 0 already confirmed, -3 no live claim.",
+    summary: c"Confirms a held claim: 1 confirmed now, 0 already confirmed, -2 no place (the hold is released), -3 no live claim.",
     complexity: c"O(log N) for N live claims.",
     args: &[ArgDoc::KEY, ArgDoc::integer(c"claim")],
     callback: callback::<Confirm>,

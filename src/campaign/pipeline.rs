@@ -99,9 +99,7 @@ fn carry_out(
     let mut failure = None;
     for effect in effects {
         if let Err(why) = campaign.apply(effect) {
-            failure = Some(ErrorReply::owned(format!(
-                "ERR redis-guard could not apply an effect: {why}"
-            )));
+            failure = Some(ErrorReply::could_not_apply(why));
             break;
         }
         applied += 1;

@@ -72,6 +72,10 @@ impl Reservation {
 pub enum Confirmation {
     Confirmed,
     AlreadyConfirmed,
+    /// A hold that had expired is live again (a clock behind, a loaded
+    /// value) and confirming it would go over `limit` or `PERUSER`: it is
+    /// released instead.
+    NoRoom,
     NoLiveClaim,
 }
 
@@ -80,6 +84,7 @@ impl Confirmation {
         match self {
             Confirmation::Confirmed => 1,
             Confirmation::AlreadyConfirmed => 0,
+            Confirmation::NoRoom => -2,
             Confirmation::NoLiveClaim => -3,
         }
     }
@@ -219,9 +224,16 @@ pub fn confirm(c: &Campaign, claim: u64, now: i64) -> Plan<Confirmation> {
     match c.live(claim, now).map(|found| found.state) {
         Some(ClaimState::Held { .. }) => {
             let mut effects = reclaim(c, now, None);
-            effects.push(Effect::Confirm { claim });
+            let outcome = if c.room_to_confirm(claim) {
+                effects.push(Effect::Confirm { claim });
+                Confirmation::Confirmed
+            } else {
+                // Back within the limits in the same step.
+                effects.push(Effect::Release { claim });
+                Confirmation::NoRoom
+            };
             Plan {
-                outcome: Confirmation::Confirmed,
+                outcome,
                 effects,
                 fills_last_place: false,
             }
@@ -336,8 +348,10 @@ mod tests {
             info.claims,
             info.confirmed + info.held + info.released + info.expired
         );
-        assert_eq!(info.available, info.limit - info.confirmed - info.held);
-        assert!(info.available >= 0);
+        assert_eq!(
+            info.available,
+            (info.limit - info.confirmed - info.held).max(0)
+        );
     }
 
     fn new_claim(claim: u64, now: i64) -> Result<Reservation, Refusal> {
@@ -371,9 +385,10 @@ mod tests {
         let confirmations = [
             Confirmation::Confirmed,
             Confirmation::AlreadyConfirmed,
+            Confirmation::NoRoom,
             Confirmation::NoLiveClaim,
         ];
-        assert_eq!(confirmations.map(Confirmation::reply), [1, 0, -3]);
+        assert_eq!(confirmations.map(Confirmation::reply), [1, 0, -2, -3]);
         assert_eq!(
             [Release::Released, Release::NoLiveClaim].map(Release::reply),
             [1, 0]

@@ -217,7 +217,9 @@ impl Campaign {
             hold_s: self.settings.hold_s,
             confirmed,
             held,
-            available: self.settings.limit - confirmed - held,
+            // Below 0 only where holds that had expired are live again
+            // (see CONFIRM's -2): no place is available then.
+            available: (self.settings.limit - confirmed - held).max(0),
             claims: self.totals.claims_made as i64,
             expired: (self.totals.expired + expired_now as u64) as i64,
             released: self.totals.released as i64,
@@ -377,11 +379,22 @@ impl Campaign {
     }
 
     /// One more confirmed claim, of `user`, must fit `limit` and `PERUSER`.
-    fn check_room_to_confirm(&self, user: &[u8]) -> Result<(), ApplyError> {
+    /// Can the stored claim `claim` become confirmed within `limit` and
+    /// its user's `PERUSER`? Only where holds that had expired are live
+    /// again (a clock behind the primary's, a loaded value) can it not.
+    pub fn room_to_confirm(&self, claim: u64) -> bool {
+        self.claims
+            .get(&claim)
+            .is_some_and(|found| self.room_to_confirm_for(&found.user))
+    }
+
+    fn room_to_confirm_for(&self, user: &[u8]) -> bool {
         let of_user = self.users.get(user).map_or(0, |c| c.confirmed.len());
-        if self.confirmed >= self.settings.limit as u64
-            || of_user >= self.settings.per_user as usize
-        {
+        self.confirmed < self.settings.limit as u64 && of_user < self.settings.per_user as usize
+    }
+
+    fn check_room_to_confirm(&self, user: &[u8]) -> Result<(), ApplyError> {
+        if !self.room_to_confirm_for(user) {
             return Err("more confirmed claims than the limit or PERUSER allow");
         }
         Ok(())

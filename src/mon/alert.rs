@@ -35,11 +35,14 @@ pub struct Alert<'a, A> {
 /// A velocity check's tail after its fixed arguments: thresholds, then
 /// options (the first option name after the first threshold starts them):
 /// `ALERT stream [MAXLEN n]` and the command's `own` options, handed to
-/// `each_own` by their index in `own`. Inlined: the thresholds are built
+/// `each_own` by their index in `own`. `key` is the counter's: a stream
+/// that is the counter is refused where it stands, so the first bad
+/// argument is the one named. Inlined: the thresholds are built
 /// where the caller keeps them (no copies of 32 slots on the hot path).
 #[inline(always)]
 pub fn after_thresholds<'a, A: AsRef<[u8]>>(
     tail: &'a [A],
+    key: &[u8],
     own: &[&str],
     each_own: impl FnMut(usize, &'a A) -> Result<(), ErrorReply>,
 ) -> Result<(Thresholds, Option<Alert<'a, A>>), ErrorReply> {
@@ -49,24 +52,34 @@ pub fn after_thresholds<'a, A: AsRef<[u8]>>(
     if options.is_empty() {
         return Ok((thresholds, None));
     }
-    Ok((thresholds, walk(options, &names, each_own)?))
+    Ok((thresholds, walk(options, key, &names, each_own)?))
 }
 
 /// MON.DECRCLAMP's tail after `amount`: only `ALERT stream [MAXLEN n]`; a
-/// first token that is no option name is an argument too many.
-#[inline]
-pub fn after_amount<'a, A: AsRef<[u8]>>(
-    tail: &'a [A],
-    command: &str,
-) -> Result<Option<Alert<'a, A>>, ErrorReply> {
-    let [first, ..] = tail else {
-        return Ok(None);
-    };
-    let names = Names::new(&[]);
-    if !names.contains(first.as_ref()) {
-        return Err(args::wrong_arity(command));
+/// first token that is no option name is an argument too many, which is
+/// Redis's arity error whatever the other arguments are (so checked
+/// before `amount` is read, by [`AmountTail::new`]).
+pub struct AmountTail<'a, A>(&'a [A]);
+
+impl<'a, A: AsRef<[u8]>> AmountTail<'a, A> {
+    #[inline]
+    pub fn new(tail: &'a [A], command: &str) -> Result<Self, ErrorReply> {
+        match tail {
+            [first, ..] if !Names::new(&[]).contains(first.as_ref()) => {
+                Err(args::wrong_arity(command))
+            }
+            _ => Ok(AmountTail(tail)),
+        }
     }
-    walk(tail, &names, |_, _| Ok(()))
+
+    /// The options, for the counter `key`.
+    #[inline]
+    pub fn parse(self, key: &[u8]) -> Result<Option<Alert<'a, A>>, ErrorReply> {
+        if self.0.is_empty() {
+            return Ok(None);
+        }
+        walk(self.0, key, &Names::new(&[]), |_, _| Ok(()))
+    }
 }
 
 /// ALERT and MAXLEN, then a command's own option names, without a heap.
@@ -100,16 +113,20 @@ impl<'n> Names<'n> {
     }
 }
 
-/// The options as given: ALERT's stream, MAXLEN's n (only beside an
-/// ALERT), the command's own handed on.
+/// The options as given: ALERT's stream (never the counter `key`),
+/// MAXLEN's n (only beside an ALERT), the command's own handed on.
 #[inline]
 fn walk<'a, A: AsRef<[u8]>>(
     options: &'a [A],
+    key: &[u8],
     names: &Names<'_>,
     mut each_own: impl FnMut(usize, &'a A) -> Result<(), ErrorReply>,
 ) -> Result<Option<Alert<'a, A>>, ErrorReply> {
     let (mut stream, mut maxlen) = (None, None);
     args::options(options, names.all(), |index, value| match index {
+        0 if value.as_ref() == key => Err(ErrorReply::new(
+            "ERR alert stream must not be the counter's key",
+        )),
         0 => {
             stream = Some(value);
             Ok(())
@@ -251,9 +268,8 @@ pub fn rewritten(mut xadd: Vec<Vec<u8>>, id: Vec<u8>, length: i64) -> Vec<Vec<u8
 pub fn check<'call>(
     alert: Option<&Alert<'_, Arg<'call>>>,
     ctx: Ctx<'call>,
-    key: Arg<'call>,
 ) -> Result<(), ErrorReply> {
-    alert.map_or(Ok(()), |alert| alert.check(ctx, key))
+    alert.map_or(Ok(()), |alert| alert.check(ctx))
 }
 
 /// [`Alert::append`] for a call that may name a stream and may have
@@ -272,15 +288,11 @@ pub fn append<'call>(
 }
 
 impl<'call> Alert<'_, Arg<'call>> {
-    /// The checks of every call that names a stream, after its arguments
-    /// and before its counter is read: the stream is not the counter, and
-    /// is a stream or nothing (WRONGTYPE even if nothing would be written).
-    pub fn check(&self, ctx: Ctx<'call>, key: Arg<'call>) -> Result<(), ErrorReply> {
-        if self.stream.as_bytes() == key.as_bytes() {
-            return Err(ErrorReply::new(
-                "ERR alert stream must not be the counter's key",
-            ));
-        }
+    /// The check of every call that names a stream, after its arguments
+    /// (which refused a stream that is the counter) and before its counter
+    /// is read: the stream is a stream or nothing (WRONGTYPE even if
+    /// nothing would be written).
+    pub fn check(&self, ctx: Ctx<'call>) -> Result<(), ErrorReply> {
         CommandKey::new(ctx, *self.stream).require_stream()
     }
 
@@ -330,7 +342,7 @@ mod tests {
 
     fn tail(args: &[&'static str]) -> Result<Tail, String> {
         let mut buckets = None;
-        after_thresholds(args, &["BUCKETS"], |_, value| {
+        after_thresholds(args, b"k", &["BUCKETS"], |_, value| {
             buckets = Some(*value);
             Ok(())
         })
@@ -377,12 +389,19 @@ mod tests {
         assert!(error(&["3", "ALERT", "s", "MAXLEN", "x"]).starts_with("ERR maxlen "));
         // A bad value is reported before a later missing ALERT.
         assert!(error(&["3", "MAXLEN", "-1"]).starts_with("ERR maxlen "));
+        // The first bad argument wins: a stream that is the counter
+        // before a bad MAXLEN, and after one.
+        let not_the_key = "ERR alert stream must not be the counter's key";
+        assert_eq!(error(&["3", "ALERT", "k", "MAXLEN", "0"]), not_the_key);
+        assert_eq!(error(&["3", "ALERT", "k", "FOO", "1"]), not_the_key);
+        assert!(error(&["3", "MAXLEN", "0", "ALERT", "k"]).starts_with("ERR maxlen "));
     }
 
     #[test]
     fn after_amount_only_options_or_an_arity_error() {
         let parse = |args: &[&'static str]| {
-            after_amount(args, "mon.decrclamp")
+            AmountTail::new(args, "mon.decrclamp")
+                .and_then(|tail| tail.parse(b"k"))
                 .map(|alert| alert.map(|alert| (*alert.stream, alert.maxlen)))
                 .map_err(|error| error.to_string())
         };

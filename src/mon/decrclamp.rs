@@ -2,7 +2,7 @@
 //! never takes a counter below 0 and keeps its TTL (a clamp is recorded in
 //! the stream).
 
-use super::alert::{self, Alert, Record};
+use super::alert::{self, Alert, AmountTail, Record};
 use super::rules::{self, Refund};
 use crate::args;
 use crate::redis::{
@@ -38,15 +38,16 @@ pub struct DecrClamp<'a, A> {
 }
 
 impl<'a, A: AsRef<[u8]>> DecrClamp<'a, A> {
-    /// `args` are the arguments after the key.
-    pub fn parse(args: &'a [A]) -> Result<Self, ErrorReply> {
+    /// `args` are the arguments after the counter `key`.
+    pub fn parse(key: &[u8], args: &'a [A]) -> Result<Self, ErrorReply> {
         let [amount, tail @ ..] = args else {
             return Err(args::wrong_arity("mon.decrclamp"));
         };
+        let tail = AmountTail::new(tail, "mon.decrclamp")?;
         let amount = args::positive(amount.as_ref(), "amount")?;
         Ok(DecrClamp {
             amount,
-            alert: alert::after_amount(tail, "mon.decrclamp")?,
+            alert: tail.parse(key)?,
         })
     }
 }
@@ -63,8 +64,8 @@ impl FindsKeys for MonDecrClamp {
 impl Handler for MonDecrClamp {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::MON_DECRCLAMP_CALLS.bump();
-        let request = DecrClamp::parse(&args[2..])?;
-        alert::check(request.alert.as_ref(), ctx, args[1])?;
+        let request = DecrClamp::parse(args[1].as_bytes(), &args[2..])?;
+        alert::check(request.alert.as_ref(), ctx)?;
         let target = CommandKey::new(ctx, args[1]);
         let mut key = target.open();
         match rules::refund(key.read_integer()?, request.amount) {
@@ -96,10 +97,25 @@ mod tests {
 
     #[test]
     fn requires_a_positive_amount() {
-        assert_eq!(DecrClamp::parse(&["50"]).unwrap().amount, 50);
+        assert_eq!(DecrClamp::parse(b"k", &["50"]).unwrap().amount, 50);
         for bad in ["0", "-5", "", "abc", "-0", "+1", "01"] {
-            let error = DecrClamp::parse(&[bad]).unwrap_err();
+            let error = DecrClamp::parse(b"k", &[bad]).unwrap_err();
             assert!(error.message().starts_with("ERR amount "), "{bad}: {error}");
         }
+    }
+
+    #[test]
+    fn a_token_that_is_no_option_is_an_arity_error_whatever_the_amount() {
+        for call in [["x", "5"], ["0", "x"], ["50", "7"]] {
+            let error = DecrClamp::parse(b"k", &call).unwrap_err();
+            assert_eq!(
+                error.message(),
+                "ERR wrong number of arguments for 'mon.decrclamp' command",
+                "{call:?}"
+            );
+        }
+        // An option after a bad amount: the amount is the first bad one.
+        let error = DecrClamp::parse(b"k", &["x", "ALERT", "k"]).unwrap_err();
+        assert!(error.message().starts_with("ERR amount "), "{error}");
     }
 }

@@ -51,7 +51,7 @@ pub struct Distinct<'a, A> {
 
 impl<'a, A: AsRef<[u8]>> Distinct<'a, A> {
     /// `args` are the arguments after the key; `now_ms` the server clock.
-    pub fn parse(args: &'a [A], now_ms: i64) -> Result<Self, ErrorReply> {
+    pub fn parse(key: &[u8], args: &'a [A], now_ms: i64) -> Result<Self, ErrorReply> {
         let [member, window, tail @ ..] = args else {
             return Err(args::wrong_arity("mon.distinct"));
         };
@@ -61,7 +61,7 @@ impl<'a, A: AsRef<[u8]>> Distinct<'a, A> {
         args::non_empty(member.as_ref(), "member")?;
         let (window_s, expires_at_ms) =
             args::seconds_from(window.as_ref(), "window", now_ms, "mon.distinct")?;
-        let (thresholds, alert) = alert::after_thresholds(tail, &[], |_, _| Ok(()))?;
+        let (thresholds, alert) = alert::after_thresholds(tail, key, &[], |_, _| Ok(()))?;
         Ok(Distinct {
             window_ms: window_s * 1000,
             expires_at_ms,
@@ -84,8 +84,8 @@ impl Handler for MonDistinct {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::MON_DISTINCT_CALLS.bump();
         let now = ctx.now_ms();
-        let request = Distinct::parse(&args[2..], now)?;
-        alert::check(request.alert.as_ref(), ctx, args[1])?;
+        let request = Distinct::parse(args[1].as_bytes(), &args[2..], now)?;
+        alert::check(request.alert.as_ref(), ctx)?;
         let (member, thresholds) = (args[2], request.thresholds.as_slice());
         let target = CommandKey::new(ctx, args[1]);
         let mut key = target.open();
@@ -145,13 +145,13 @@ mod tests {
 
     #[test]
     fn errors_name_the_argument_in_order() {
-        let error = |args: &[&str]| Distinct::parse(args, NOW).unwrap_err().to_string();
+        let error = |args: &[&str]| Distinct::parse(b"k", args, NOW).unwrap_err().to_string();
         assert!(error(&["", "60", "3"]).starts_with("ERR member "));
         assert!(error(&["", "0", "x"]).starts_with("ERR member "));
         assert!(error(&["card", "0", "3"]).starts_with("ERR window "));
         assert!(error(&["card", "60", "0"]).starts_with("ERR threshold #1 "));
         assert!(error(&["card", "60"]).contains("wrong number"));
-        let call = Distinct::parse(&["card", "60", "3", "5"], NOW).unwrap();
+        let call = Distinct::parse(b"k", &["card", "60", "3", "5"], NOW).unwrap();
         assert_eq!((call.window_ms, call.expires_at_ms), (60_000, NOW + 60_000));
     }
 }

@@ -51,7 +51,7 @@ impl<'a, A: AsRef<[u8]>> IncrCheck<'a, A> {
     /// `args` are the arguments after the key. `now_ms` is the server
     /// clock: a window whose expiry would overflow is rejected as EXPIRE
     /// rejects it, in argument order.
-    pub fn parse(args: &'a [A], now_ms: i64) -> Result<Self, ErrorReply> {
+    pub fn parse(key: &[u8], args: &'a [A], now_ms: i64) -> Result<Self, ErrorReply> {
         let [increment, window, tail @ ..] = args else {
             return Err(args::wrong_arity("mon.incrcheck"));
         };
@@ -61,7 +61,7 @@ impl<'a, A: AsRef<[u8]>> IncrCheck<'a, A> {
         let increment = args::positive(increment.as_ref(), "increment")?;
         let (_, window_expires_at_ms) =
             args::seconds_from(window.as_ref(), "window", now_ms, "mon.incrcheck")?;
-        let (thresholds, alert) = alert::after_thresholds(tail, &[], |_, _| Ok(()))?;
+        let (thresholds, alert) = alert::after_thresholds(tail, key, &[], |_, _| Ok(()))?;
         Ok(IncrCheck {
             increment,
             window_expires_at_ms,
@@ -83,8 +83,13 @@ impl FindsKeys for MonIncrCheck {
 impl Handler for MonIncrCheck {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::MON_INCRCHECK_CALLS.bump();
-        let request = IncrCheck::parse(&args[2..], ctx.now_ms())?;
-        alert::check(request.alert.as_ref(), ctx, args[1])?;
+        let request = IncrCheck::parse(args[1].as_bytes(), &args[2..], ctx.now_ms())?;
+        // Every parsed call is valid: tests/fuzz-proof.sh's build panics on each.
+        #[cfg(feature = "test-panic-incrcheck")]
+        if request.increment > 0 {
+            panic!("test-panic-incrcheck: a valid MON.INCRCHECK panics");
+        }
+        alert::check(request.alert.as_ref(), ctx)?;
         let target = CommandKey::new(ctx, args[1]);
         let mut key = target.open();
         let current = key.read_integer()?;
@@ -136,12 +141,12 @@ mod tests {
     const NOW: i64 = 1_700_000_000_000;
 
     fn error(args: &[&str]) -> String {
-        IncrCheck::parse(args, NOW).unwrap_err().to_string()
+        IncrCheck::parse(b"k", args, NOW).unwrap_err().to_string()
     }
 
     #[test]
     fn parses_a_valid_request() {
-        let request = IncrCheck::parse(&["5", "60", "3", "10"], NOW).unwrap();
+        let request = IncrCheck::parse(b"k", &["5", "60", "3", "10"], NOW).unwrap();
         assert_eq!(request.increment, 5);
         assert_eq!(request.window_expires_at_ms, NOW + 60_000);
         assert_eq!(request.thresholds.as_slice(), &[3, 10]);
@@ -185,7 +190,7 @@ mod tests {
         let mut args: Vec<String> = vec!["1".into(), "60".into()];
         args.extend((1..=32).map(|t| t.to_string()));
         assert_eq!(
-            IncrCheck::parse(&args, NOW)
+            IncrCheck::parse(b"k", &args, NOW)
                 .unwrap()
                 .thresholds
                 .as_slice()
@@ -193,7 +198,7 @@ mod tests {
             32
         );
         args.push("33".into());
-        assert!(IncrCheck::parse(&args, NOW)
+        assert!(IncrCheck::parse(b"k", &args, NOW)
             .unwrap_err()
             .to_string()
             .contains("threshold"));
@@ -203,6 +208,7 @@ mod tests {
     fn rejects_a_window_whose_expiry_overflows() {
         let max_window = (i64::MAX - NOW) / 1000;
         assert!(IncrCheck::parse(
+            b"k",
             &["1".to_string(), max_window.to_string(), "1".to_string()],
             NOW
         )

@@ -161,7 +161,7 @@ pub extern "C" fn callback<H: Handler>(
     if replied.is_err() {
         send(
             ctx,
-            &Err(ErrorReply::new(
+            &Err(ErrorReply::internal(
                 "ERR redis-guard internal error (caught a panic)",
             )),
         );

@@ -62,9 +62,7 @@ fn carry_out(
     let mut failure = None;
     for effect in effects {
         if let Err(why) = apply(key, effect) {
-            failure = Some(ErrorReply::owned(format!(
-                "ERR redis-guard could not apply an effect: {why}"
-            )));
+            failure = Some(ErrorReply::could_not_apply(why));
             break;
         }
         applied += 1;

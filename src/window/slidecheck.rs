@@ -53,7 +53,7 @@ pub struct SlideCheck<'a, A> {
 impl<'a, A: AsRef<[u8]>> SlideCheck<'a, A> {
     /// `args` are the arguments after the key; `now_ms` the server clock
     /// (a window whose end would overflow is refused as EXPIRE refuses it).
-    pub fn parse(args: &'a [A], now_ms: i64) -> Result<Self, ErrorReply> {
+    pub fn parse(key: &[u8], args: &'a [A], now_ms: i64) -> Result<Self, ErrorReply> {
         let [increment, window, tail @ ..] = args else {
             return Err(args::wrong_arity("mon.slidecheck"));
         };
@@ -65,7 +65,7 @@ impl<'a, A: AsRef<[u8]>> SlideCheck<'a, A> {
             args::seconds_from(window.as_ref(), "window", now_ms, "mon.slidecheck")?;
         let window_ms = window_s * 1000;
         let mut buckets = rules::default_buckets(window_ms);
-        let (thresholds, alert) = alert::after_thresholds(tail, &["BUCKETS"], |_, value| {
+        let (thresholds, alert) = alert::after_thresholds(tail, key, &["BUCKETS"], |_, value| {
             let value = value.as_ref();
             let n = args::positive(value, "buckets")?;
             if n > MAX_BUCKETS {
@@ -101,8 +101,8 @@ impl FindsKeys for MonSlideCheck {
 impl Handler for MonSlideCheck {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::MON_SLIDECHECK_CALLS.bump();
-        let request = SlideCheck::parse(&args[2..], ctx.now_ms())?;
-        alert::check(request.alert.as_ref(), ctx, args[1])?;
+        let request = SlideCheck::parse(args[1].as_bytes(), &args[2..], ctx.now_ms())?;
+        alert::check(request.alert.as_ref(), ctx)?;
         let thresholds = request.thresholds.as_slice();
         let call = Slide {
             shape: request.shape,
@@ -128,12 +128,12 @@ mod tests {
     const NOW: i64 = 1_800_000_000_000;
 
     fn error(args: &[&str]) -> String {
-        SlideCheck::parse(args, NOW).unwrap_err().to_string()
+        SlideCheck::parse(b"k", args, NOW).unwrap_err().to_string()
     }
 
     #[test]
     fn the_default_cut_and_buckets_in_any_case() {
-        let call = SlideCheck::parse(&["1", "60", "3", "5"], NOW).unwrap();
+        let call = SlideCheck::parse(b"k", &["1", "60", "3", "5"], NOW).unwrap();
         assert_eq!(
             call.shape,
             Shape {
@@ -143,7 +143,7 @@ mod tests {
         );
         assert_eq!(call.thresholds.as_slice(), [3, 5]);
         assert_eq!(call.expires_at_ms, NOW + 60_000);
-        let call = SlideCheck::parse(&["1", "3600", "3", "buckets", "3600"], NOW).unwrap();
+        let call = SlideCheck::parse(b"k", &["1", "3600", "3", "buckets", "3600"], NOW).unwrap();
         assert_eq!(call.shape.buckets, 3600);
     }
 

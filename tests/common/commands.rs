@@ -119,7 +119,7 @@ pub const COMMANDS: [Spec; 16] = [
         name: "COUPON.CONFIRM",
         access: Access::Writer,
         arity: 3,
-        flags: WRITE,
+        flags: &["write", "fast"],
         example: &["sale:1", "1"],
         keys_at: ONE,
         range: FIRST_KEY,

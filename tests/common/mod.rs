@@ -121,6 +121,11 @@ pub struct Server {
     module_args: Vec<String>,
     extra: Vec<String>,
     child: Option<Child>,
+    /// How many internal errors the test provokes on purpose (the panic
+    /// command); any other is a failure of whatever test ran this server.
+    internal_errors_expected: i64,
+    /// What an audit before a stop or kill found, reported at drop.
+    internal_errors_found: Vec<String>,
 }
 
 impl Server {
@@ -146,6 +151,8 @@ impl Server {
             module_args: module_args.iter().map(|s| s.to_string()).collect(),
             extra: extra.iter().map(|s| s.to_string()).collect(),
             child: None,
+            internal_errors_expected: 0,
+            internal_errors_found: Vec::new(),
         };
         server.launch();
         server
@@ -293,8 +300,50 @@ impl Server {
         self.wait_until(|info| info.contains("loading:0"), "AOF loaded");
     }
 
+    /// This server will answer `n` internal errors on purpose (a test of
+    /// the panic command); the audit then wants exactly `n`.
+    pub fn expect_internal_errors(&mut self, n: i64) {
+        self.internal_errors_expected = n;
+    }
+
+    /// Every server is audited before it stops, is killed or is dropped:
+    /// INFO's `guard_internal_errors` (a caught panic, an effect that
+    /// could not apply, on this server or applied here as a replica)
+    /// must be what the test expected, 0 unless it said otherwise. So no
+    /// suite can forget to look. A server that cannot answer (killed
+    /// already, blocked) or runs another module (redis-cell) is skipped.
+    fn audit(&mut self) {
+        if !self.alive() || thread::panicking() {
+            return;
+        }
+        let Some(mut con) = self.try_connect() else {
+            return;
+        };
+        let _ = con.set_read_timeout(Some(Duration::from_secs(2)));
+        let Ok(info) = redis::cmd("INFO").arg("guard").query::<String>(&mut con) else {
+            return;
+        };
+        if !info.contains("guard_") {
+            return;
+        }
+        let found = info
+            .lines()
+            .find_map(|line| line.strip_prefix("guard_internal_errors:"))
+            .and_then(|value| value.trim().parse::<i64>().ok());
+        if found != Some(self.internal_errors_expected) {
+            self.internal_errors_found.push(format!(
+                "server on port {} answered {found:?} internal errors \
+                 (ERR redis-guard internal error / could not apply), {} expected",
+                self.port, self.internal_errors_expected
+            ));
+        }
+        // A restart starts the count again.
+        self.internal_errors_expected = 0;
+    }
+
     /// SHUTDOWN (flushing the AOF), then waits for the process to exit.
     fn stop(&mut self) {
+        self.audit();
         if let Some(mut child) = self.child.take() {
             let mut con = self.con();
             let _: redis::RedisResult<()> = redis::cmd("SHUTDOWN").query(&mut con);
@@ -335,6 +384,7 @@ impl Server {
 
     /// Kills the process outright (SIGKILL), as a crash or a lost machine.
     pub fn kill(&mut self) {
+        self.audit();
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
@@ -355,7 +405,17 @@ impl Drop for Server {
         }
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
+        let found = std::mem::take(&mut self.internal_errors_found);
+        if !found.is_empty() && !thread::panicking() {
+            panic!("{}", found.join("\n"));
+        }
     }
+}
+
+/// Is this error reply the module's own failure (a caught panic, an
+/// effect that could not apply) rather than the caller's?
+pub fn is_internal_error(text: &str) -> bool {
+    text.contains("redis-guard internal error") || text.contains("could not apply")
 }
 
 /// The wall clock in ms since the Unix epoch: the servers under test run
@@ -391,34 +451,20 @@ pub struct Snapshot {
     pub dump: Value,
     pub pexpiretime: i64,
     pub aof_size: i64,
-    pub successes: Vec<i64>,
+    /// Every counter of INFO guard but the `*_calls` ones (which count
+    /// errors too, by SPEC), by name: a counter added later is in it.
+    pub successes: std::collections::BTreeMap<String, i64>,
 }
 
 pub fn snapshot(con: &mut Connection, key: &str) -> Snapshot {
+    let mut successes = guard_counters(con);
+    successes.retain(|name, _| !name.ends_with("_calls"));
     Snapshot {
         key_type: redis::cmd("TYPE").arg(key).query(con).unwrap(),
         dump: redis::cmd("DUMP").arg(key).query(con).unwrap(),
         pexpiretime: redis::cmd("PEXPIRETIME").arg(key).query(con).unwrap(),
         aof_size: info_field(con, "aof_current_size"),
-        successes: [
-            "guard_mon_crossings",
-            "guard_mon_alerts_written",
-            "guard_mon_clamps",
-            "guard_mon_clamped_amount",
-            "guard_coupon_issued",
-            "guard_coupon_duplicates",
-            "guard_coupon_soldout",
-            "guard_coupon_revoked",
-            "guard_coupon_reserved",
-            "guard_coupon_confirmed",
-            "guard_coupon_released",
-            "guard_coupon_expired",
-            "guard_throttle_allowed",
-            "guard_throttle_limited",
-        ]
-        .iter()
-        .map(|field| info_field(con, field))
-        .collect(),
+        successes,
     }
 }
 
