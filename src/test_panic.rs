@@ -12,6 +12,7 @@ pub const COMMAND: Command = Command {
     keys: Keys::One(KeyAccess::UPDATE),
     summary: c"Test only: panics inside a command handler.",
     complexity: c"O(1)",
+    since: c"0.1.0",
     args: &[ArgDoc::KEY],
     callback: callback::<TestPanic>,
 };

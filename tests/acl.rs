@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use redis::{Connection, Value};
 
-use common::commands::{self, Access, Spec};
+use common::commands::{self, categories_of, categories_supported, Access, Spec};
 
 fn writers() -> impl Iterator<Item = &'static Spec> {
     commands::with_access(Access::Writer)
@@ -58,29 +58,6 @@ fn runs(con: &mut Connection, name: &str, args: &[&str]) -> bool {
     match redis::cmd(name).arg(args).query::<Value>(con) {
         Err(error) => error.code() != Some("NOPERM"),
         Ok(_) => true,
-    }
-}
-
-fn categories_supported(con: &mut Connection) -> bool {
-    let (kind, version) = server_kind(con);
-    kind == "valkey" || version >= [7, 2, 0]
-}
-
-/// A command's ACL categories as `COMMAND INFO` reports them (`@write`):
-/// what the server enforces. (`ACL CAT write` would do too, but Valkey
-/// 8.0 leaves module commands out of that listing while enforcing them.)
-fn categories_of(con: &mut Connection, command: &str) -> Vec<String> {
-    let info: Vec<Vec<Value>> = redis::cmd("COMMAND")
-        .arg("INFO")
-        .arg(command)
-        .query(con)
-        .unwrap();
-    match info[0].get(6) {
-        Some(Value::Array(categories)) => categories
-            .iter()
-            .map(|c| redis::from_redis_value::<String>(c).unwrap())
-            .collect(),
-        other => panic!("{command}: no ACL categories in COMMAND INFO: {other:?}"),
     }
 }
 

@@ -3,17 +3,9 @@
 
 mod common;
 
+use common::commands::{docs_of, flatten, text};
 use common::*;
 use redis::Value;
-
-fn text(value: &Value) -> String {
-    match value {
-        Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-        Value::SimpleString(s) => s.clone(),
-        Value::Int(n) => n.to_string(),
-        other => format!("{other:?}"),
-    }
-}
 
 #[test]
 fn the_module_is_called_guard() {
@@ -268,54 +260,6 @@ fn command_docs_describe_every_argument() {
                 "{name}: {pair:?} in {described:?}"
             );
         }
-    }
-}
-
-#[test]
-fn module_list_and_command_docs_show_the_package_version() {
-    let server = Server::start();
-    let mut con = server.con();
-    let list: Vec<Vec<Value>> = redis::cmd("MODULE").arg("LIST").query(&mut con).unwrap();
-    let guard = list
-        .iter()
-        .find(|fields| fields.len() > 3 && text(&fields[1]) == "guard")
-        .expect("guard in MODULE LIST");
-    let [major, minor, patch] = [
-        env!("CARGO_PKG_VERSION_MAJOR"),
-        env!("CARGO_PKG_VERSION_MINOR"),
-        env!("CARGO_PKG_VERSION_PATCH"),
-    ]
-    .map(|part| part.parse::<i64>().unwrap());
-    assert_eq!(guard[3], Value::Int(major * 10_000 + minor * 100 + patch));
-    for name in ["mon.incrcheck", "cl.throttle"] {
-        let docs = docs_of(&mut con, name);
-        assert!(
-            docs.windows(2)
-                .any(|w| w == ["since", env!("CARGO_PKG_VERSION")]),
-            "{name}: {docs:?}"
-        );
-    }
-}
-
-/// `COMMAND DOCS name`, flattened.
-fn docs_of(con: &mut redis::Connection, name: &str) -> Vec<String> {
-    flatten(
-        &redis::cmd("COMMAND")
-            .arg("DOCS")
-            .arg(name)
-            .query(con)
-            .unwrap(),
-    )
-}
-
-fn flatten(value: &Value) -> Vec<String> {
-    match value {
-        Value::Array(items) | Value::Set(items) => items.iter().flat_map(flatten).collect(),
-        Value::Map(pairs) => pairs
-            .iter()
-            .flat_map(|(k, v)| [flatten(k), flatten(v)].concat())
-            .collect(),
-        other => vec![text(other)],
     }
 }
 

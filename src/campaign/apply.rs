@@ -17,6 +17,7 @@ pub const COMMAND: Command = Command {
     keys: Keys::One(KeyAccess::UPDATE),
     summary: c"Replays a campaign's effects from the primary or the AOF; refused from clients.",
     complexity: c"O(N log M) for N effects on a campaign of M claims.",
+    since: c"0.1.0",
     args: &[ArgDoc::KEY, ArgDoc::string(c"op").multiple()],
     callback: callback::<Apply>,
 };

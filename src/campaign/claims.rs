@@ -17,6 +17,7 @@ pub const COMMAND: Command = Command {
     keys: Keys::One(KeyAccess::READ),
     summary: c"Live claims from FROM in order, at most COUNT: [claim, user, state, expiry, id].",
     complexity: c"O(log N + COUNT), plus expired holds not yet reclaimed on the way.",
+    since: c"0.1.0",
     args: &[
         ArgDoc::KEY,
         ArgDoc::integer(c"from").option(c"FROM"),

@@ -16,6 +16,7 @@ pub const COMMAND: Command = Command {
     keys: Keys::One(KeyAccess::UPDATE),
     summary: c"Confirms a held claim: 1 confirmed now, 0 already confirmed, -2 no place (the hold is released), -3 no live claim.",
     complexity: c"O(log N) for N live claims.",
+    since: c"0.1.0",
     args: &[ArgDoc::KEY, ArgDoc::integer(c"claim")],
     callback: callback::<Confirm>,
 };

@@ -14,6 +14,7 @@ pub const COMMAND: Command = Command {
     keys: Keys::One(KeyAccess::INSERT),
     summary: c"Creates a campaign: at most limit live claims, PERUSER each, holds of HOLD s.",
     complexity: c"O(1)",
+    since: c"0.1.0",
     args: &[
         ArgDoc::KEY,
         ArgDoc::integer(c"limit"),

@@ -13,6 +13,7 @@ pub const COMMAND: Command = Command {
     keys: Keys::One(KeyAccess::READ),
     summary: c"A campaign's settings and counts: confirmed, held, available, expired...",
     complexity: c"O(N / 512) for N held claims.",
+    since: c"0.1.0",
     args: &[ArgDoc::KEY],
     callback: callback::<Info>,
 };

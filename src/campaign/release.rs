@@ -15,6 +15,7 @@ pub const COMMAND: Command = Command {
     keys: Keys::One(KeyAccess::DELETE),
     summary: c"Releases a live claim, held or confirmed: 1 released, 0 no live claim.",
     complexity: c"O(log N) for N live claims.",
+    since: c"0.1.0",
     args: &[ArgDoc::KEY, ArgDoc::integer(c"claim")],
     callback: callback::<Release>,
 };

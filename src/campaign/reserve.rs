@@ -15,6 +15,7 @@ pub const COMMAND: Command = Command {
     summary:
         c"Holds a place for user until the hold ends: [claim, expires_at_ms], [-1, 0] or [-2, 0].",
     complexity: c"O(log N) for N claims.",
+    since: c"0.1.0",
     args: &[
         ArgDoc::KEY,
         ArgDoc::string(c"user"),

@@ -16,7 +16,8 @@ pub const COMMAND: Command = Command {
     arity: 4,
     keys: Keys::One(KeyAccess::INSERT),
     summary: c"Issues one coupon per user, at most limit: rank, -1 (holds one) or -2 (sold out).",
-    complexity: c"O(1)",
+    complexity: c"O(1) on a set; O(log N) for N live claims on a campaign.",
+    since: c"0.1.0",
     args: &[
         ArgDoc::KEY,
         ArgDoc::string(c"user"),

@@ -14,7 +14,8 @@ pub const COMMAND: Command = Command {
     arity: 3,
     keys: Keys::One(KeyAccess::DELETE),
     summary: c"Takes a user's coupon back, freeing its place.",
-    complexity: c"O(1)",
+    complexity: c"O(1) on a set; O(K log N) on a campaign, for the user's K of N live claims.",
+    since: c"0.1.0",
     args: &[ArgDoc::KEY, ArgDoc::string(c"user")],
     callback: callback::<Revoke>,
 };

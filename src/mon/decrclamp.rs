@@ -26,6 +26,7 @@ pub const COMMAND: Command = Command {
     },
     summary: c"Subtracts from a counter without going below 0, keeping its TTL.",
     complexity: c"O(1)",
+    since: c"0.1.0",
     args: &[ArgDoc::KEY, ArgDoc::integer(c"amount"), alert::DOC],
     callback: callback_finding_keys::<MonDecrClamp>,
 };

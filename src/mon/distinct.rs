@@ -29,6 +29,7 @@ pub const COMMAND: Command = Command {
     },
     summary: c"Counts distinct members seen in the last window seconds; reports a crossing.",
     complexity: c"O(log N) for N members, plus the members that aged out.",
+    since: c"0.1.0",
     args: &[
         ArgDoc::KEY,
         ArgDoc::string(c"member"),

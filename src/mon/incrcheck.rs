@@ -27,6 +27,7 @@ pub const COMMAND: Command = Command {
     },
     summary: c"Adds to a windowed counter and reports the highest threshold this call crossed.",
     complexity: c"O(N) where N is the number of thresholds (at most 32).",
+    since: c"0.1.0",
     args: &[
         ArgDoc::KEY,
         ArgDoc::integer(c"increment"),

@@ -416,18 +416,12 @@ pub struct Command {
     pub keys: Keys,
     pub summary: &'static CStr,
     pub complexity: &'static CStr,
+    /// The version that added the command, for `COMMAND DOCS`.
+    pub since: &'static CStr,
     /// After the name, in order; the key first.
     pub args: &'static [ArgDoc],
     pub callback: Callback,
 }
-
-/// The module's version, shown by `COMMAND DOCS` as `since` (and by
-/// `MODULE LIST`): Cargo.toml's.
-const VERSION: &CStr =
-    match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
-        Ok(version) => version,
-        Err(_) => panic!("the package version has a NUL byte"),
-    };
 
 const INFO_VERSION: raw::RedisModuleCommandInfoVersion = raw::RedisModuleCommandInfoVersion {
     version: 1,
@@ -482,7 +476,7 @@ impl Command {
                 version: &INFO_VERSION,
                 summary: self.summary.as_ptr(),
                 complexity: self.complexity.as_ptr(),
-                since: VERSION.as_ptr(),
+                since: self.since.as_ptr(),
                 history: std::ptr::null_mut(),
                 tips: std::ptr::null(),
                 arity: self.arity,

@@ -16,6 +16,7 @@ pub const COMMAND: Command = Command {
     keys: Keys::One(KeyAccess::UPDATE),
     summary: c"GCRA rate limit: count per period, bursts of max_burst + 1, as redis-cell.",
     complexity: c"O(1)",
+    since: c"0.1.0",
     args: &[
         ArgDoc::KEY,
         ArgDoc::integer(c"max_burst"),

@@ -31,6 +31,7 @@ pub const COMMAND: Command = Command {
     },
     summary: c"Several GCRA limits at once: all consume, or none does (a refusal costs nothing).",
     complexity: c"O(N) for N limiters.",
+    since: c"0.1.0",
     args: &[
         ArgDoc::integer(c"numkeys"),
         ArgDoc::block(

@@ -15,6 +15,7 @@ pub const COMMAND: Command = Command {
     summary:
         c"Replays a sliding window's effects from the primary or the AOF; refused from clients.",
     complexity: c"O(N) for N effects.",
+    since: c"0.1.0",
     args: &[ArgDoc::KEY, ArgDoc::string(c"op").multiple()],
     callback: callback::<Apply>,
 };

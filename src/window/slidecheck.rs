@@ -29,6 +29,7 @@ pub const COMMAND: Command = Command {
     },
     summary: c"Adds to a sliding window (the last window seconds) and reports a new crossing.",
     complexity: c"O(1) amortised, plus the thresholds (at most 32).",
+    since: c"0.1.0",
     args: &[
         ArgDoc::KEY,
         ArgDoc::integer(c"increment"),
