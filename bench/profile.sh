@@ -3,6 +3,7 @@
 # machine): each command gets its own redis-server under valgrind, N
 # pipelined requests, and the server's total minus an idle run's total.
 # Usage: bench/profile.sh [requests]   (make profile)
+# PROFILE_ONLY=regex keeps the cases whose line matches (e.g. 'throttle|cell').
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-20000}
@@ -13,9 +14,10 @@ WORK=${PROFILE_DIR:-$(mktemp -d)}
 total() { # $1: label, rest: command to load (empty: idle)
   local label=$1; shift
   local port=$((20000 + RANDOM % 20000))
-  # The redis-cell row loads the peer instead of this module.
+  # The redis-cell row loads the peer instead of this module: 0.2.2 from
+  # crates.io, or the build GUARD_REDIS_CELL names (as for the tests).
   local module=$MODULE
-  [ "$label" = cell ] && module=$(tests/peers/redis-cell.sh 2>/dev/null)
+  [ "$label" = cell ] && module=${GUARD_REDIS_CELL:-$(tests/peers/redis-cell.sh 2>/dev/null)}
   valgrind --tool=callgrind --callgrind-out-file="$WORK/$label.out" \
     redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
     --loadmodule "$module" >/dev/null 2>&1 &
@@ -38,9 +40,9 @@ printf '| command | instructions per request (callgrind, -P 16) |\n|---|---|\n'
 while IFS='|' read -r label command; do
   # shellcheck disable=SC2086
   t=$(total "$label" $command)
-  [ "$label" = cell ] && command="$command (redis-cell 0.2.2)"
+  [ "$label" = cell ] && command="$command (redis-cell ${GUARD_REDIS_CELL:-0.2.2})"
   printf '| %s | %d |\n' "$command" $(( (t - idle) / N ))
-done <<'CASES'
+done < <(grep -E "${PROFILE_ONLY:-.}" <<'CASES'
 incrby|INCRBY cnt:__rand_int__ 1
 incrcheck|MON.INCRCHECK new:__rand_int__ 1 3600 100 1000
 decrby|DECRBY chk:__rand_int__ 1
@@ -55,3 +57,4 @@ throttleall|CL.THROTTLEALL 2 tha:__rand_int__ 100 1 60 thd:__rand_int__ 1000 1 8
 slidecheck|MON.SLIDECHECK win:__rand_int__ 1 60 1000000000
 distinct|MON.DISTINCT dst:__rand_int__ m:__rand_int__ 86400 1000000000
 CASES
+)

@@ -348,3 +348,64 @@ fn replay_session(server: &Server) {
         assert_eq!(printed, expected, "docs/tutorial.md session: {command}");
     }
 }
+
+/// A page's `$ redis-cli ...` examples (in ```sh blocks), in order: the
+/// words and the lines shown after them, comments (`# ...`) cut off.
+fn cli_examples(page: &str) -> Vec<(String, Vec<String>)> {
+    let mut examples: Vec<(String, Vec<String>)> = Vec::new();
+    let mut in_sh = false;
+    for line in page.lines() {
+        if line.starts_with("```") {
+            in_sh = line == "```sh";
+            continue;
+        }
+        if !in_sh {
+            continue;
+        }
+        match line.strip_prefix("$ redis-cli ") {
+            Some(command) => examples.push((command.to_string(), Vec::new())),
+            None => {
+                if let Some((_, shown)) = examples.last_mut() {
+                    let without_comment = line.split("  #").next().unwrap_or(line);
+                    shown.push(without_comment.trim_end().to_string());
+                }
+            }
+        }
+    }
+    examples
+}
+
+/// The guide's redis-cli examples run in order on one empty server and
+/// print what they show; `<...>` stands for a value that varies (a time),
+/// and `...` for the rest of a long reply.
+#[test]
+fn the_guides_redis_cli_examples_print_what_they_show() {
+    let server = Server::start();
+    let examples = cli_examples(&read("docs/guide.md"));
+    assert!(examples.len() >= 8, "{examples:?}");
+    for (command, shown) in examples {
+        let printed = run(
+            Command::new("redis-cli")
+                .args(["-p", &server.port.to_string(), "--no-raw"])
+                .args(command.split_whitespace()),
+            &command,
+        );
+        let printed: Vec<&str> = printed.lines().map(|l| l.trim_end_matches('\r')).collect();
+        let shown_lines = shown.iter().take_while(|line| line.trim() != "...").count();
+        let complete = shown_lines == shown.len();
+        assert!(
+            printed.len() >= shown_lines && (!complete || printed.len() == shown_lines),
+            "docs/guide.md: {command}: shows {shown:?}, prints {printed:?}"
+        );
+        for (line, printed) in shown.iter().take(shown_lines).zip(&printed) {
+            let matches = match line.split_once('<') {
+                Some((fixed, _)) => printed.starts_with(fixed),
+                None => printed == line,
+            };
+            assert!(
+                matches,
+                "docs/guide.md: {command}: shows {line:?}, prints {printed:?}"
+            );
+        }
+    }
+}
