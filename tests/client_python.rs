@@ -99,6 +99,31 @@ fn every_method_on_every_python_client_routed_in_a_cluster() {
         );
         println!("python clients, {set}: {summary}");
     }
+    // The README's cluster example, as shown, from an empty cluster.
+    for node in &primaries {
+        let _: () = redis::cmd("FLUSHALL").query(&mut node.con()).unwrap();
+    }
+    let libraries = libraries("newest");
+    let printed = python(
+        &search_path(&[&package(), &libraries]),
+        &["-P", "example_cluster.py"],
+        &env,
+    );
+    assert_eq!(printed, "1 False [1, 1, 1]\n");
+    assert_shown_in_readme("example_cluster.py", &printed);
+}
+
+/// README.md shows the example file verbatim, and what it printed.
+fn assert_shown_in_readme(example: &str, printed: &str) {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let code = std::fs::read_to_string(package().join(example)).unwrap();
+    assert!(
+        readme.contains(&format!(
+            "```python\n{code}```\n\nIt prints:\n\n```text\n{printed}```"
+        )),
+        "README.md shows clients/python/{example} and what it prints, verbatim"
+    );
 }
 
 #[test]
@@ -170,13 +195,5 @@ fn the_python_package_installs_type_checks_and_runs_its_example() {
          distinct 1 refunded to 3\n"
     );
     let _ = std::fs::remove_dir_all(&target);
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let example = std::fs::read_to_string(package().join("example.py")).unwrap();
-    assert!(
-        readme.contains(&format!(
-            "```python\n{example}```\n\nIt prints:\n\n```text\n{printed}```"
-        )),
-        "README.md shows clients/python/example.py and what it prints, verbatim"
-    );
+    assert_shown_in_readme("example.py", &printed);
 }

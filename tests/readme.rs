@@ -78,6 +78,16 @@ fn run(command: &mut Command, what: &str) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
+/// The client libraries, and the checkout's Python package (redis_guard).
+fn python_path() -> String {
+    let package = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/python");
+    format!(
+        "{}:{}",
+        clients().join("python").display(),
+        package.display()
+    )
+}
+
 /// Runs the Python snippet `name` (shown verbatim in the README) against
 /// a fresh server; what it printed.
 fn run_python(name: &str) -> String {
@@ -89,7 +99,7 @@ fn run_python(name: &str) -> String {
     run(
         Command::new("python3")
             .arg(script)
-            .env("PYTHONPATH", clients().join("python"))
+            .env("PYTHONPATH", python_path())
             .env("REDIS_URL", server.url()),
         name,
     )
@@ -171,7 +181,7 @@ fn the_python_alert_worker_claims_what_a_dead_worker_left() {
     let printed = run(
         Command::new("python3")
             .arg(script)
-            .env("PYTHONPATH", clients().join("python"))
+            .env("PYTHONPATH", python_path())
             .env("REDIS_URL", server.url())
             .env("IDLE_MS", "0"),
         "alert_worker.py",
@@ -320,7 +330,7 @@ fn the_python_snippets_print_the_same_after_the_session() {
                         .join("tests/clients")
                         .join(name),
                 )
-                .env("PYTHONPATH", clients().join("python"))
+                .env("PYTHONPATH", python_path())
                 .env("REDIS_URL", server.url()),
             name,
         );
