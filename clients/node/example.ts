@@ -2,7 +2,7 @@
 // standalone or cluster. A test compiles this file with `tsc --strict`.
 import { Redis, Cluster } from "ioredis";
 import { createClient, createCluster } from "redis";
-import { guard, ALREADY_WON, SOLD_OUT, type Check, type Throttle } from "redis-guard";
+import { guard, ALREADY_WON, SOLD_OUT, type Check, type GuardPipeline, type Throttle } from "redis-guard";
 
 async function checkout(user: string): Promise<string> {
   // A cluster: every call goes straight to the node that owns its key.
@@ -56,6 +56,11 @@ async function plain(): Promise<void> {
   const seen: Check = await g.distinct("{card:1}:ips", "10.0.0.1", 86400, [3]);
   const sliding: Check = await g.slidecheck("{card:1}:amount", 250, 600, [1000, 5000], { buckets: 60 });
   console.log(seen.current, sliding.level, await g.revoke("coupons:7", "alice"));
+  // Queued in a loop: say what the results are.
+  const batch: GuardPipeline<Check[]> = g.pipeline();
+  for (const card of ["1", "2", "3"]) batch.incrcheck(`card:${card}:orders`, 1, 3600, [10]);
+  const levels: number[] = (await batch.exec()).map((check) => check.level);
+  console.log(levels);
   const cluster = createCluster({ rootNodes: [{ url: "redis://127.0.0.1:7000" }] });
   await cluster.connect();
   console.log(await guard(cluster).release("{sale:42}", 1));

@@ -12,6 +12,8 @@ export interface Spec<T> {
     readonly args: readonly Bytes[];
     /** The key whose slot owns the command (CL.THROTTLEALL: the first limiter's). */
     readonly key: Bytes | undefined;
+    /** Where the keys are in `args` (for a client's key prefix): the first is `key`. */
+    readonly keyIndexes: readonly number[];
     readonly readonly: boolean;
     readonly parse: (reply: unknown) => T;
 }

@@ -66,8 +66,18 @@ function options(pairs) {
 function thresholdWords(thresholds) {
     return (Array.isArray(thresholds) ? thresholds : [thresholds]).map(int);
 }
-function spec(args, key, parse, readonly = false) {
-    return { args, key, readonly, parse };
+/**
+ * A command whose key is `args[1]`, and for CL.THROTTLEALL every 4th from
+ * `args[2]`; an `ALERT stream` option (at or after `optionsFrom`) adds one.
+ */
+function spec(args, parse, optionsFrom, readonly = false) {
+    const keyIndexes = [1];
+    if (optionsFrom !== undefined) {
+        const alert = args.indexOf("ALERT", optionsFrom);
+        if (alert > 0 && alert + 1 < args.length)
+            keyIndexes.push(alert + 1);
+    }
+    return { args, key: args[1], keyIndexes, readonly, parse };
 }
 function parseCheck(reply) {
     const [current, level] = list(reply, 2);
@@ -138,37 +148,37 @@ function parseClaims(reply) {
 exports.commands = {
     /** MON.INCRCHECK: add to a fixed-window counter, report the threshold crossed. */
     incrcheck(key, increment, window, thresholds, opts = {}) {
-        return spec(["MON.INCRCHECK", key, int(increment), int(window), ...thresholdWords(thresholds), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])], key, parseCheck);
+        return spec(["MON.INCRCHECK", key, int(increment), int(window), ...thresholdWords(thresholds), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])], parseCheck, 4);
     },
     /** MON.SLIDECHECK: the same over a sliding window. */
     slidecheck(key, increment, window, thresholds, opts = {}) {
         return spec([
             "MON.SLIDECHECK", key, int(increment), int(window), ...thresholdWords(thresholds),
             ...options([["BUCKETS", opts.buckets], ["ALERT", opts.alert], ["MAXLEN", opts.maxlen]]),
-        ], key, parseCheck);
+        ], parseCheck, 4);
     },
     /** MON.DISTINCT: distinct members seen in the window. */
     distinct(key, member, window, thresholds, opts = {}) {
-        return spec(["MON.DISTINCT", key, member, int(window), ...thresholdWords(thresholds), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])], key, parseCheck);
+        return spec(["MON.DISTINCT", key, member, int(window), ...thresholdWords(thresholds), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])], parseCheck, 4);
     },
     /** MON.DECRCLAMP: subtract, never below 0; the new value. */
     decrclamp(key, amount, opts = {}) {
-        return spec(["MON.DECRCLAMP", key, int(amount), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])], key, parseInteger);
+        return spec(["MON.DECRCLAMP", key, int(amount), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])], parseInteger, 3);
     },
     /** COUPON.ISSUE: rank >= 1, ALREADY_WON or SOLD_OUT. */
     issue(key, user, limit) {
-        return spec(["COUPON.ISSUE", key, user, int(limit)], key, parseInteger);
+        return spec(["COUPON.ISSUE", key, user, int(limit)], parseInteger);
     },
     /** COUPON.REVOKE: places taken back. */
     revoke(key, user) {
-        return spec(["COUPON.REVOKE", key, user], key, parseInteger);
+        return spec(["COUPON.REVOKE", key, user], parseInteger);
     },
     /** CL.THROTTLE: a GCRA rate limit. */
     throttle(key, maxBurst, count, period, quantity) {
         const args = ["CL.THROTTLE", key, int(maxBurst), int(count), int(period)];
         if (quantity !== undefined)
             args.push(int(quantity));
-        return spec(args, key, parseThrottle);
+        return spec(args, parseThrottle);
     },
     /** CL.THROTTLEALL: several limits, all or nothing; routed by the first limiter's key. */
     throttleAll(limits, opts = {}) {
@@ -176,30 +186,30 @@ exports.commands = {
         for (const [key, maxBurst, count, period] of limits)
             args.push(key, int(maxBurst), int(count), int(period));
         args.push(...options([["QUANTITY", opts.quantity]]));
-        return spec(args, limits[0]?.[0], parseThrottleAll);
+        return { args, key: limits[0]?.[0], keyIndexes: limits.map((_, i) => 2 + 4 * i), readonly: false, parse: parseThrottleAll };
     },
     /** COUPON.CREATE: a campaign; resolves `true`. */
     create(key, limit, opts = {}) {
-        return spec(["COUPON.CREATE", key, int(limit), ...options([["PERUSER", opts.peruser], ["HOLD", opts.hold]])], key, parseOk);
+        return spec(["COUPON.CREATE", key, int(limit), ...options([["PERUSER", opts.peruser], ["HOLD", opts.hold]])], parseOk);
     },
     /** COUPON.RESERVE: hold a place. */
     reserve(key, user, opts = {}) {
-        return spec(["COUPON.RESERVE", key, user, ...options([["HOLD", opts.hold], ["ID", opts.id]])], key, parseReservation);
+        return spec(["COUPON.RESERVE", key, user, ...options([["HOLD", opts.hold], ["ID", opts.id]])], parseReservation);
     },
     /** COUPON.CONFIRM: 1, 0, -2 or -3. */
     confirm(key, claim) {
-        return spec(["COUPON.CONFIRM", key, int(claim)], key, parseInteger);
+        return spec(["COUPON.CONFIRM", key, int(claim)], parseInteger);
     },
     /** COUPON.RELEASE: 1 or 0. */
     release(key, claim) {
-        return spec(["COUPON.RELEASE", key, int(claim)], key, parseInteger);
+        return spec(["COUPON.RELEASE", key, int(claim)], parseInteger);
     },
     /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released. */
     campaignInfo(key) {
-        return spec(["COUPON.INFO", key], key, parseInfo, true);
+        return spec(["COUPON.INFO", key], parseInfo, undefined, true);
     },
     /** COUPON.CLAIMS: live claims in claim order. */
     claims(key, opts = {}) {
-        return spec(["COUPON.CLAIMS", key, ...options([["FROM", opts.from], ["COUNT", opts.count]])], key, parseClaims, true);
+        return spec(["COUPON.CLAIMS", key, ...options([["FROM", opts.from], ["COUNT", opts.count]])], parseClaims, undefined, true);
     },
 };

@@ -70,9 +70,20 @@ function ioredisCommandClass(client) {
  */
 function ioredisAdapter(client) {
     const Command = ioredisCommandClass(client);
+    // ioredis's `keyPrefix` option, applied to every key as ioredis applies
+    // it to the keys of the commands it knows.
+    const prefix = client.options?.keyPrefix || undefined;
+    const prefixed = (key) => prefix === undefined
+        ? key
+        : Buffer.isBuffer(key) || Buffer.isBuffer(prefix)
+            ? Buffer.concat([Buffer.from(prefix), Buffer.from(key)])
+            : prefix + key;
     const make = (spec) => {
-        const command = new Command(spec.args[0], spec.args.slice(1), { replyEncoding: "utf8", readOnly: spec.readonly });
-        command.keys = spec.key === undefined ? [] : [spec.key];
+        const args = spec.args.slice(1);
+        for (const i of spec.keyIndexes)
+            args[i - 1] = prefixed(args[i - 1]);
+        const command = new Command(spec.args[0], args, { replyEncoding: "utf8", readOnly: spec.readonly });
+        command.keys = spec.key === undefined ? [] : [args[spec.keyIndexes[0] - 1]];
         return command;
     };
     return {

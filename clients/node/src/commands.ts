@@ -14,6 +14,8 @@ export interface Spec<T> {
   readonly args: readonly Bytes[];
   /** The key whose slot owns the command (CL.THROTTLEALL: the first limiter's). */
   readonly key: Bytes | undefined;
+  /** Where the keys are in `args` (for a client's key prefix): the first is `key`. */
+  readonly keyIndexes: readonly number[];
   readonly readonly: boolean;
   readonly parse: (reply: unknown) => T;
 }
@@ -145,8 +147,17 @@ function thresholdWords(thresholds: Int | readonly Int[]): string[] {
   return (Array.isArray(thresholds) ? (thresholds as readonly Int[]) : [thresholds as Int]).map(int);
 }
 
-function spec<T>(args: Bytes[], key: Bytes | undefined, parse: (reply: unknown) => T, readonly = false): Spec<T> {
-  return { args, key, readonly, parse };
+/**
+ * A command whose key is `args[1]`, and for CL.THROTTLEALL every 4th from
+ * `args[2]`; an `ALERT stream` option (at or after `optionsFrom`) adds one.
+ */
+function spec<T>(args: Bytes[], parse: (reply: unknown) => T, optionsFrom?: number, readonly = false): Spec<T> {
+  const keyIndexes: number[] = [1];
+  if (optionsFrom !== undefined) {
+    const alert = args.indexOf("ALERT", optionsFrom);
+    if (alert > 0 && alert + 1 < args.length) keyIndexes.push(alert + 1);
+  }
+  return { args, key: args[1], keyIndexes, readonly, parse };
 }
 
 export function parseCheck(reply: unknown): Check {
@@ -221,8 +232,8 @@ export const commands = {
   incrcheck(key: Bytes, increment: Int, window: Int, thresholds: Int | readonly Int[], opts: AlertOptions = {}): Spec<Check> {
     return spec(
       ["MON.INCRCHECK", key, int(increment), int(window), ...thresholdWords(thresholds), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])],
-      key,
       parseCheck,
+      4,
     );
   },
   /** MON.SLIDECHECK: the same over a sliding window. */
@@ -232,66 +243,66 @@ export const commands = {
         "MON.SLIDECHECK", key, int(increment), int(window), ...thresholdWords(thresholds),
         ...options([["BUCKETS", opts.buckets], ["ALERT", opts.alert], ["MAXLEN", opts.maxlen]]),
       ],
-      key,
       parseCheck,
+      4,
     );
   },
   /** MON.DISTINCT: distinct members seen in the window. */
   distinct(key: Bytes, member: Bytes, window: Int, thresholds: Int | readonly Int[], opts: AlertOptions = {}): Spec<Check> {
     return spec(
       ["MON.DISTINCT", key, member, int(window), ...thresholdWords(thresholds), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])],
-      key,
       parseCheck,
+      4,
     );
   },
   /** MON.DECRCLAMP: subtract, never below 0; the new value. */
   decrclamp(key: Bytes, amount: Int, opts: AlertOptions = {}): Spec<number> {
-    return spec(["MON.DECRCLAMP", key, int(amount), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])], key, parseInteger);
+    return spec(["MON.DECRCLAMP", key, int(amount), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])], parseInteger, 3);
   },
   /** COUPON.ISSUE: rank >= 1, ALREADY_WON or SOLD_OUT. */
   issue(key: Bytes, user: Bytes, limit: Int): Spec<number> {
-    return spec(["COUPON.ISSUE", key, user, int(limit)], key, parseInteger);
+    return spec(["COUPON.ISSUE", key, user, int(limit)], parseInteger);
   },
   /** COUPON.REVOKE: places taken back. */
   revoke(key: Bytes, user: Bytes): Spec<number> {
-    return spec(["COUPON.REVOKE", key, user], key, parseInteger);
+    return spec(["COUPON.REVOKE", key, user], parseInteger);
   },
   /** CL.THROTTLE: a GCRA rate limit. */
   throttle(key: Bytes, maxBurst: Int, count: Int, period: Int, quantity?: Int): Spec<Throttle> {
     const args: Bytes[] = ["CL.THROTTLE", key, int(maxBurst), int(count), int(period)];
     if (quantity !== undefined) args.push(int(quantity));
-    return spec(args, key, parseThrottle);
+    return spec(args, parseThrottle);
   },
   /** CL.THROTTLEALL: several limits, all or nothing; routed by the first limiter's key. */
   throttleAll(limits: readonly Limit[], opts: { quantity?: Int } = {}): Spec<ThrottleAll> {
     const args: Bytes[] = ["CL.THROTTLEALL", String(limits.length)];
     for (const [key, maxBurst, count, period] of limits) args.push(key, int(maxBurst), int(count), int(period));
     args.push(...options([["QUANTITY", opts.quantity]]));
-    return spec(args, limits[0]?.[0], parseThrottleAll);
+    return { args, key: limits[0]?.[0], keyIndexes: limits.map((_, i) => 2 + 4 * i), readonly: false, parse: parseThrottleAll };
   },
   /** COUPON.CREATE: a campaign; resolves `true`. */
   create(key: Bytes, limit: Int, opts: CreateOptions = {}): Spec<true> {
-    return spec(["COUPON.CREATE", key, int(limit), ...options([["PERUSER", opts.peruser], ["HOLD", opts.hold]])], key, parseOk);
+    return spec(["COUPON.CREATE", key, int(limit), ...options([["PERUSER", opts.peruser], ["HOLD", opts.hold]])], parseOk);
   },
   /** COUPON.RESERVE: hold a place. */
   reserve(key: Bytes, user: Bytes, opts: ReserveOptions = {}): Spec<Reservation> {
-    return spec(["COUPON.RESERVE", key, user, ...options([["HOLD", opts.hold], ["ID", opts.id]])], key, parseReservation);
+    return spec(["COUPON.RESERVE", key, user, ...options([["HOLD", opts.hold], ["ID", opts.id]])], parseReservation);
   },
   /** COUPON.CONFIRM: 1, 0, -2 or -3. */
   confirm(key: Bytes, claim: Int): Spec<number> {
-    return spec(["COUPON.CONFIRM", key, int(claim)], key, parseInteger);
+    return spec(["COUPON.CONFIRM", key, int(claim)], parseInteger);
   },
   /** COUPON.RELEASE: 1 or 0. */
   release(key: Bytes, claim: Int): Spec<number> {
-    return spec(["COUPON.RELEASE", key, int(claim)], key, parseInteger);
+    return spec(["COUPON.RELEASE", key, int(claim)], parseInteger);
   },
   /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released. */
   campaignInfo(key: Bytes): Spec<Record<string, number>> {
-    return spec(["COUPON.INFO", key], key, parseInfo, true);
+    return spec(["COUPON.INFO", key], parseInfo, undefined, true);
   },
   /** COUPON.CLAIMS: live claims in claim order. */
   claims(key: Bytes, opts: ClaimsOptions = {}): Spec<Claim[]> {
-    return spec(["COUPON.CLAIMS", key, ...options([["FROM", opts.from], ["COUNT", opts.count]])], key, parseClaims, true);
+    return spec(["COUPON.CLAIMS", key, ...options([["FROM", opts.from], ["COUNT", opts.count]])], parseClaims, undefined, true);
   },
 };
 

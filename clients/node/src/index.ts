@@ -9,7 +9,7 @@
  * const { current, level } = await g.incrcheck("{cust:42}:orders", 1, 3600, [5, 20]);
  * ```
  */
-import { commands, type CommandName, type Commands, type ResultOf, type Spec } from "./commands";
+import { commands, type Bytes, type CommandName, type Commands, type ResultOf, type Spec } from "./commands";
 
 export * from "./commands";
 
@@ -64,9 +64,20 @@ function ioredisCommandClass(client: any): any {
  */
 function ioredisAdapter(client: any): Adapter {
   const Command = ioredisCommandClass(client);
+  // ioredis's `keyPrefix` option, applied to every key as ioredis applies
+  // it to the keys of the commands it knows.
+  const prefix: string | Buffer | undefined = client.options?.keyPrefix || undefined;
+  const prefixed = (key: Bytes): Bytes =>
+    prefix === undefined
+      ? key
+      : Buffer.isBuffer(key) || Buffer.isBuffer(prefix)
+        ? Buffer.concat([Buffer.from(prefix), Buffer.from(key)])
+        : prefix + key;
   const make = (spec: Spec<unknown>): any => {
-    const command = new Command(spec.args[0], spec.args.slice(1), { replyEncoding: "utf8", readOnly: spec.readonly });
-    command.keys = spec.key === undefined ? [] : [spec.key];
+    const args = spec.args.slice(1);
+    for (const i of spec.keyIndexes) args[i - 1] = prefixed(args[i - 1]);
+    const command = new Command(spec.args[0], args, { replyEncoding: "utf8", readOnly: spec.readonly });
+    command.keys = spec.key === undefined ? [] : [args[spec.keyIndexes[0] - 1]];
     return command;
   };
   return {

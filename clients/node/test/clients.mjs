@@ -38,8 +38,8 @@ function ioredis() {
       await ready(client);
       return wrap(client);
     },
-    async cluster(nodes) {
-      const client = new Redis.Cluster(nodes, { redisOptions: { maxRetriesPerRequest: 2 } });
+    async cluster(nodes, options = {}) {
+      const client = new Redis.Cluster(nodes, { ...options, redisOptions: { maxRetriesPerRequest: 2 } });
       await ready(client);
       return wrap(client);
     },

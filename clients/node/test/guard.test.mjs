@@ -536,6 +536,30 @@ describe(`${library} ${version} cluster`, { skip: clusterAddresses.length === 0 
     }
   });
 
+  it("ioredis's keyPrefix: every key prefixed, routed by the prefixed key", { skip: library !== "ioredis" }, async () => {
+    const prefix = `${run}:pfx:`;
+    const prefixed = await clients.cluster(clusterAddresses, { keyPrefix: prefix });
+    try {
+      const g = guard(prefixed.client);
+      // No hash tag: the prefix changes the slot.
+      const { owner } = await ownerOf(nodes, `${prefix}api`);
+      await resetStats(nodes);
+      for (let i = 0; i < N; i++) await g.throttle("api", 10, 10, 60);
+      const pipeline = g.pipeline();
+      for (let i = 0; i < N; i++) pipeline.throttle("api", 10, 10, 60);
+      await pipeline.exec();
+      assertRouted(await measure(nodes, "cl.throttle"), owner, "throttle", 2 * N);
+      assert.equal(await connection.raw(["EXISTS", `${prefix}api`]), 1);
+      assert.equal(await connection.raw(["EXISTS", "api"]), 0);
+      assert.deepEqual(await g.incrcheck("{u}:orders", 1, 60, 1, { alert: "{u}:alerts" }), { current: 1, level: 1 });
+      assert.equal(await connection.raw(["XLEN", `${prefix}{u}:alerts`]), 1);
+      assert.equal((await g.throttleAll([["{u}:a", 1, 1, 60], ["{u}:b", 1, 1, 60]])).limited, false);
+      assert.equal(await connection.raw(["EXISTS", `${prefix}{u}:a`, `${prefix}{u}:b`]), 2);
+    } finally {
+      await prefixed.close();
+    }
+  });
+
   it("after the key's slot moves, the calls follow it", async () => {
     const g = guard(connection.client);
     const key = `{${run}:move}:orders`;
