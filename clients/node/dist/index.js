@@ -127,7 +127,8 @@ function nodeRedisAdapter(client) {
                     queue.addCommand(spec.key, [...spec.args]);
             }
             try {
-                return await (transaction ? queue.exec() : queue.execAsPipeline());
+                // exec(true) is execAsPipeline() in 4.x and 5.x, legacy mode's too.
+                return await queue.exec(!transaction);
             }
             catch (error) {
                 // node-redis 5: MultiErrorReply carries every reply, errors included.

@@ -117,7 +117,8 @@ function nodeRedisAdapter(client: any): Adapter {
         else queue.addCommand(spec.key, [...spec.args]);
       }
       try {
-        return await (transaction ? queue.exec() : queue.execAsPipeline());
+        // exec(true) is execAsPipeline() in 4.x and 5.x, legacy mode's too.
+        return await queue.exec(!transaction);
       } catch (error: any) {
         // node-redis 5: MultiErrorReply carries every reply, errors included.
         if (Array.isArray(error?.replies)) return error.replies;

@@ -52,11 +52,12 @@ function nodeRedis() {
   const close = (client) => (typeof client.close === "function" ? client.close() : client.quit());
   return {
     resp3: major >= 5,
-    async standalone(node, { resp } = {}) {
-      const client = createClient({ url: url(node), ...(resp ? { RESP: resp } : {}) });
+    async standalone(node, { resp, legacyMode } = {}) {
+      const client = createClient({ url: url(node), ...(resp ? { RESP: resp } : {}), ...(legacyMode ? { legacyMode } : {}) });
       client.on("error", () => {});
       await client.connect();
-      return { client, raw: (args) => client.sendCommand(args.map(String)), close: () => close(client) };
+      const api = legacyMode ? client.v4 : client;
+      return { client, raw: (args) => api.sendCommand(args.map(String)), close: () => (legacyMode ? api.quit() : close(client)) };
     },
     async cluster(nodes, { resp } = {}) {
       const client = createCluster({ rootNodes: nodes.map((node) => ({ url: url(node) })), ...(resp ? { RESP: resp } : {}) });

@@ -340,6 +340,16 @@ describe(`${library} ${version} standalone`, () => {
       });
     });
   }
+  it("node-redis 4 in legacyMode", { skip: library !== "redis" || major !== 4 }, async () => {
+    const legacy = await clients.standalone(standaloneAddress, { legacyMode: true });
+    try {
+      await resultsEqualRaw(legacy, `${run}:legacy`);
+      await pipelinesParseInOrder(legacy, `${run}:legacy:p`, false);
+      await pipelinesParseInOrder(legacy, `${run}:legacy:t`, true);
+    } finally {
+      await legacy.close();
+    }
+  });
   if (clients.resp3) {
     it("RESP2 and RESP3 give the same values", async () => {
       const two = await clients.standalone(standaloneAddress, { resp: 2 });
@@ -492,6 +502,16 @@ describe(`${library} ${version} cluster`, { skip: clusterAddresses.length === 0 
   it("errors reject with the library's own error and the server's text", () => errorsAreTheClients(connection, `${run}:ce`));
   it("pipelines parse in order", () => pipelinesParseInOrder(connection, `${run}:cp`, false));
   it("transactions parse in order", () => pipelinesParseInOrder(connection, `${run}:ct`, true));
+
+  it("RESP3: every method resolves the raw reply it parses", { skip: !clients.resp3 }, async () => {
+    const three = await clients.cluster(clusterAddresses, { resp: 3 });
+    try {
+      await resultsEqualRaw(three, `${run}:c3`);
+      await pipelinesParseInOrder(three, `${run}:c3p`, false);
+    } finally {
+      await three.close();
+    }
+  });
 
   it("a MOVED is counted where the check looks (the check can fail)", async () => {
     const key = `{${run}:wrong}:k`;
