@@ -9,14 +9,8 @@
  * const { current, level } = await g.incrcheck("{cust:42}:orders", 1, 3600, [5, 20]);
  * ```
  */
-import { type CommandName, type Commands, type ResultOf, type Spec } from "./commands";
+import { type CommandName, type Commands, type ResultOf } from "./commands";
 export * from "./commands";
-/** Sends commands through one client library; replies come back raw. */
-interface Adapter {
-    send(spec: Spec<unknown>): Promise<unknown>;
-    /** The raw replies in order; a command's error is its element. */
-    batch(specs: readonly Spec<unknown>[], transaction: boolean): Promise<unknown[]>;
-}
 /** An ioredis `Redis` or `Cluster` (5.x), as far as redis-guard uses it. */
 export interface IoredisClient {
     readonly isCluster: boolean;
@@ -52,8 +46,6 @@ export declare class Guard {
     constructor(client: GuardClient);
     /** Queues commands; `exec()` sends them at once and resolves their parsed results in order. */
     pipeline(options?: PipelineOptions): GuardPipeline<[]>;
-    /** @internal */
-    static _send<T>(guard: Guard, spec: Spec<T>): Promise<T>;
 }
 export interface GuardPipeline<R extends unknown[]> extends PipelineMethods<R> {
 }
@@ -64,13 +56,9 @@ export interface GuardPipeline<R extends unknown[]> extends PipelineMethods<R> {
  */
 export declare class GuardPipeline<R extends unknown[] = []> {
     #private;
-    /** @internal */
-    constructor(adapter: Adapter, transaction: boolean);
     /** How many commands are queued. */
     get length(): number;
     exec(): Promise<R>;
-    /** @internal */
-    static _queue(pipeline: GuardPipeline<unknown[]>, spec: Spec<unknown>): void;
 }
 /** The module's commands over an ioredis or node-redis client (standalone or cluster). */
 export declare function guard(client: GuardClient): Guard;
