@@ -146,6 +146,62 @@ fn the_example_compiles_under_tsc_strict_and_a_mistyped_one_does_not() {
     );
 }
 
+/// The oldest supported releases' own types fit `guard()` too (the example
+/// is compiled against the newest).
+#[test]
+fn the_oldest_clients_types_fit_guard_under_tsc_strict() {
+    let tools = client_set("tools");
+    let programs = [
+        (
+            "ioredis-5.0.0",
+            r#"import Redis, { Cluster } from "ioredis";
+import { guard, type Check } from "redis-guard";
+async function main(): Promise<void> {
+  const a: Check = await guard(new Redis()).incrcheck("k", 1, 60, 5);
+  const [b] = await guard(new Cluster([])).pipeline({ transaction: true }).throttle("t", 1, 1, 1).exec();
+  console.log(a.level, b.limited);
+}
+void main();
+"#,
+        ),
+        (
+            "redis-4.0.0",
+            r#"import { createClient, createCluster } from "redis";
+import { guard, type Check } from "redis-guard";
+async function main(): Promise<void> {
+  const a: Check = await guard(createClient()).incrcheck("k", 1, 60, 5);
+  const [b] = await guard(createCluster({ rootNodes: [] })).pipeline().throttle("t", 1, 1, 1).exec();
+  console.log(a.level, b.limited);
+}
+void main();
+"#,
+        ),
+    ];
+    for (set, program) in programs {
+        let dir = scratch(&client_set(set), "types");
+        std::fs::write(dir.join("program.ts"), program).unwrap();
+        run(
+            Command::new(tools.join("node_modules/.bin/tsc"))
+                .current_dir(&dir)
+                .args(["--strict", "--noEmit", "--skipLibCheck", "--typeRoots"])
+                .arg(tools.join("node_modules/@types"))
+                .args([
+                    "--types",
+                    "node",
+                    "--target",
+                    "es2022",
+                    "--module",
+                    "nodenext",
+                    "--moduleResolution",
+                    "nodenext",
+                    "program.ts",
+                ]),
+            &format!("tsc --strict against {set}'s types"),
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
 /// `npm install ./clients/node` installs the committed dist/ (no build
 /// step on the user's machine): it must be exactly the build of src/.
 #[test]
