@@ -1,0 +1,136 @@
+/**
+ * One definition per command: the arguments it sends, the key that routes
+ * it and the parser of its reply. Every client adapter and every pipeline
+ * uses these, so a command is written down once.
+ */
+/** A key, member, user or request id: sent as given. */
+export type Bytes = string | Buffer;
+/** An integer argument: sent in decimal. */
+export type Int = number | bigint;
+/** A command ready to send: `args[0]` is its name, `key` routes it. */
+export interface Spec<T> {
+    readonly args: readonly Bytes[];
+    /** The key whose slot owns the command (CL.THROTTLEALL: the first limiter's). */
+    readonly key: Bytes | undefined;
+    /** Where the keys are in `args` (for a client's key prefix): the first is `key`. */
+    readonly keyIndexes: readonly number[];
+    readonly readonly: boolean;
+    readonly parse: (reply: unknown) => T;
+}
+/** MON.INCRCHECK, MON.SLIDECHECK, MON.DISTINCT. */
+export interface Check {
+    /** The counter (MON.DISTINCT: distinct members) after the call. */
+    current: number;
+    /** 1-based index of the threshold crossed now, 0 when none. */
+    level: number;
+}
+/** CL.THROTTLE, and each limiter of CL.THROTTLEALL. */
+export interface Throttle {
+    limited: boolean;
+    limit: number;
+    remaining: number;
+    /** Seconds until this request would be allowed; -1 when allowed. */
+    retryAfter: number;
+    /** Seconds until the limiter is full again. */
+    resetAfter: number;
+}
+/** CL.THROTTLEALL. */
+export interface ThrottleAll {
+    limited: boolean;
+    retryAfter: number;
+    /** One per limiter, in the order given. */
+    results: Throttle[];
+}
+/** COUPON.RESERVE: a claim number (or ALREADY_WON / SOLD_OUT) and its expiry. */
+export interface Reservation {
+    claim: number;
+    /** Absolute server time in ms; -1 once confirmed; 0 when refused. */
+    expiresAtMs: number;
+}
+/** One live claim of COUPON.CLAIMS. */
+export interface Claim {
+    claim: number;
+    user: string;
+    state: "held" | "confirmed";
+    expiresAtMs: number;
+    requestId: string | null;
+}
+/** COUPON.ISSUE / COUPON.RESERVE: the user already has their places. */
+export declare const ALREADY_WON = -1;
+/** COUPON.ISSUE / COUPON.RESERVE: no place left. */
+export declare const SOLD_OUT = -2;
+/** `ALERT stream [MAXLEN n]` of the MON commands. */
+export interface AlertOptions {
+    /** The stream that receives an entry per crossing (same hash tag as the key). */
+    alert?: Bytes;
+    /** Approximate trim of the stream (only with `alert`). */
+    maxlen?: Int;
+}
+export interface SlideOptions extends AlertOptions {
+    buckets?: Int;
+}
+export interface CreateOptions {
+    peruser?: Int;
+    hold?: Int;
+}
+export interface ReserveOptions {
+    /** Seconds; the campaign's default hold when left out. */
+    hold?: Int;
+    /** Request id: a retry with the same id repeats the claim. */
+    id?: Bytes;
+}
+export interface ClaimsOptions {
+    from?: Int;
+    count?: Int;
+}
+/** A limiter of CL.THROTTLEALL: `[key, maxBurst, count, period]`. */
+export type Limit = readonly [key: Bytes, maxBurst: Int, count: Int, period: Int];
+export declare function parseCheck(reply: unknown): Check;
+export declare function parseInteger(reply: unknown): number;
+export declare function parseThrottle(reply: unknown): Throttle;
+export declare function parseThrottleAll(reply: unknown): ThrottleAll;
+export declare function parseOk(reply: unknown): true;
+export declare function parseReservation(reply: unknown): Reservation;
+/** A flat field/value array (RESP2) or a map (RESP3: object or Map). */
+export declare function parseInfo(reply: unknown): Record<string, number>;
+export declare function parseClaims(reply: unknown): Claim[];
+/**
+ * The commands, by method name. Each returns the command to send; the
+ * methods of `Guard` and `GuardPipeline` are made from these.
+ */
+export declare const commands: {
+    /** MON.INCRCHECK: add to a fixed-window counter, report the threshold crossed. */
+    incrcheck(key: Bytes, increment: Int, window: Int, thresholds: Int | readonly Int[], opts?: AlertOptions): Spec<Check>;
+    /** MON.SLIDECHECK: the same over a sliding window. */
+    slidecheck(key: Bytes, increment: Int, window: Int, thresholds: Int | readonly Int[], opts?: SlideOptions): Spec<Check>;
+    /** MON.DISTINCT: distinct members seen in the window. */
+    distinct(key: Bytes, member: Bytes, window: Int, thresholds: Int | readonly Int[], opts?: AlertOptions): Spec<Check>;
+    /** MON.DECRCLAMP: subtract, never below 0; the new value. */
+    decrclamp(key: Bytes, amount: Int, opts?: AlertOptions): Spec<number>;
+    /** COUPON.ISSUE: rank >= 1, ALREADY_WON or SOLD_OUT. */
+    issue(key: Bytes, user: Bytes, limit: Int): Spec<number>;
+    /** COUPON.REVOKE: places taken back. */
+    revoke(key: Bytes, user: Bytes): Spec<number>;
+    /** CL.THROTTLE: a GCRA rate limit. */
+    throttle(key: Bytes, maxBurst: Int, count: Int, period: Int, quantity?: Int): Spec<Throttle>;
+    /** CL.THROTTLEALL: several limits, all or nothing; routed by the first limiter's key. */
+    throttleAll(limits: readonly Limit[], opts?: {
+        quantity?: Int;
+    }): Spec<ThrottleAll>;
+    /** COUPON.CREATE: a campaign; resolves `true`. */
+    create(key: Bytes, limit: Int, opts?: CreateOptions): Spec<true>;
+    /** COUPON.RESERVE: hold a place. */
+    reserve(key: Bytes, user: Bytes, opts?: ReserveOptions): Spec<Reservation>;
+    /** COUPON.CONFIRM: 1, 0, -2 or -3. */
+    confirm(key: Bytes, claim: Int): Spec<number>;
+    /** COUPON.RELEASE: 1 or 0. */
+    release(key: Bytes, claim: Int): Spec<number>;
+    /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released. */
+    campaignInfo(key: Bytes): Spec<Record<string, number>>;
+    /** COUPON.CLAIMS: live claims in claim order. */
+    claims(key: Bytes, opts?: ClaimsOptions): Spec<Claim[]>;
+};
+export type Commands = typeof commands;
+export type CommandName = keyof Commands;
+/** What a method of command `K` resolves to. */
+export type ResultOf<K extends CommandName> = ReturnType<Commands[K]> extends Spec<infer T> ? T : never;

@@ -1,0 +1,215 @@
+"use strict";
+/**
+ * One definition per command: the arguments it sends, the key that routes
+ * it and the parser of its reply. Every client adapter and every pipeline
+ * uses these, so a command is written down once.
+ */
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.commands = exports.SOLD_OUT = exports.ALREADY_WON = void 0;
+exports.parseCheck = parseCheck;
+exports.parseInteger = parseInteger;
+exports.parseThrottle = parseThrottle;
+exports.parseThrottleAll = parseThrottleAll;
+exports.parseOk = parseOk;
+exports.parseReservation = parseReservation;
+exports.parseInfo = parseInfo;
+exports.parseClaims = parseClaims;
+/** COUPON.ISSUE / COUPON.RESERVE: the user already has their places. */
+exports.ALREADY_WON = -1;
+/** COUPON.ISSUE / COUPON.RESERVE: no place left. */
+exports.SOLD_OUT = -2;
+function int(value) {
+    return typeof value === "bigint" ? value.toString() : String(value);
+}
+function num(value) {
+    if (typeof value === "number")
+        return value;
+    if (typeof value === "bigint" || typeof value === "string")
+        return Number(value);
+    if (Buffer.isBuffer(value))
+        return Number(value.toString());
+    throw new TypeError(`redis-guard: expected an integer reply, got ${describe(value)}`);
+}
+function str(value) {
+    if (typeof value === "string")
+        return value;
+    if (Buffer.isBuffer(value))
+        return value.toString();
+    if (typeof value === "number" || typeof value === "bigint")
+        return String(value);
+    throw new TypeError(`redis-guard: expected a string reply, got ${describe(value)}`);
+}
+function list(value, length) {
+    if (!Array.isArray(value) || (length !== undefined && value.length !== length)) {
+        throw new TypeError(`redis-guard: expected an array reply${length ? ` of ${length}` : ""}, got ${describe(value)}`);
+    }
+    return value;
+}
+function describe(value) {
+    try {
+        return JSON.stringify(value) ?? String(value);
+    }
+    catch {
+        return String(value);
+    }
+}
+/** `[option, value]` words for the options that were given, in order. */
+function options(pairs) {
+    const words = [];
+    for (const [name, value] of pairs) {
+        if (value === undefined)
+            continue;
+        words.push(name, typeof value === "number" || typeof value === "bigint" ? int(value) : value);
+    }
+    return words;
+}
+function thresholdWords(thresholds) {
+    return (Array.isArray(thresholds) ? thresholds : [thresholds]).map(int);
+}
+/**
+ * A command whose key is `args[1]`, and for CL.THROTTLEALL every 4th from
+ * `args[2]`; an `ALERT stream` option (at or after `optionsFrom`) adds one.
+ */
+function spec(args, parse, optionsFrom, readonly = false) {
+    const keyIndexes = [1];
+    if (optionsFrom !== undefined) {
+        const alert = args.indexOf("ALERT", optionsFrom);
+        if (alert > 0 && alert + 1 < args.length)
+            keyIndexes.push(alert + 1);
+    }
+    return { args, key: args[1], keyIndexes, readonly, parse };
+}
+function parseCheck(reply) {
+    const [current, level] = list(reply, 2);
+    return { current: num(current), level: num(level) };
+}
+function parseInteger(reply) {
+    return num(reply);
+}
+function parseThrottle(reply) {
+    const [limited, limit, remaining, retryAfter, resetAfter] = list(reply, 5);
+    return {
+        limited: num(limited) === 1,
+        limit: num(limit),
+        remaining: num(remaining),
+        retryAfter: num(retryAfter),
+        resetAfter: num(resetAfter),
+    };
+}
+function parseThrottleAll(reply) {
+    const [limited, retryAfter, ...results] = list(reply);
+    return { limited: num(limited) === 1, retryAfter: num(retryAfter), results: results.map(parseThrottle) };
+}
+function parseOk(reply) {
+    if (str(reply) !== "OK")
+        throw new TypeError(`redis-guard: expected OK, got ${describe(reply)}`);
+    return true;
+}
+function parseReservation(reply) {
+    const [claim, expiresAtMs] = list(reply, 2);
+    return { claim: num(claim), expiresAtMs: num(expiresAtMs) };
+}
+/** A flat field/value array (RESP2) or a map (RESP3: object or Map). */
+function parseInfo(reply) {
+    const info = {};
+    if (reply instanceof Map) {
+        for (const [field, value] of reply)
+            info[str(field)] = num(value);
+    }
+    else if (Array.isArray(reply)) {
+        for (let i = 0; i + 1 < reply.length; i += 2)
+            info[str(reply[i])] = num(reply[i + 1]);
+    }
+    else if (reply !== null && typeof reply === "object" && !Buffer.isBuffer(reply)) {
+        for (const [field, value] of Object.entries(reply))
+            info[field] = num(value);
+    }
+    else {
+        throw new TypeError(`redis-guard: expected a map reply, got ${describe(reply)}`);
+    }
+    return info;
+}
+function parseClaims(reply) {
+    return list(reply).map((entry) => {
+        const [claim, user, state, expiresAtMs, requestId] = list(entry, 5);
+        return {
+            claim: num(claim),
+            user: str(user),
+            state: str(state),
+            expiresAtMs: num(expiresAtMs),
+            requestId: requestId === null || requestId === undefined ? null : str(requestId),
+        };
+    });
+}
+/**
+ * The commands, by method name. Each returns the command to send; the
+ * methods of `Guard` and `GuardPipeline` are made from these.
+ */
+exports.commands = {
+    /** MON.INCRCHECK: add to a fixed-window counter, report the threshold crossed. */
+    incrcheck(key, increment, window, thresholds, opts = {}) {
+        return spec(["MON.INCRCHECK", key, int(increment), int(window), ...thresholdWords(thresholds), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])], parseCheck, 4);
+    },
+    /** MON.SLIDECHECK: the same over a sliding window. */
+    slidecheck(key, increment, window, thresholds, opts = {}) {
+        return spec([
+            "MON.SLIDECHECK", key, int(increment), int(window), ...thresholdWords(thresholds),
+            ...options([["BUCKETS", opts.buckets], ["ALERT", opts.alert], ["MAXLEN", opts.maxlen]]),
+        ], parseCheck, 4);
+    },
+    /** MON.DISTINCT: distinct members seen in the window. */
+    distinct(key, member, window, thresholds, opts = {}) {
+        return spec(["MON.DISTINCT", key, member, int(window), ...thresholdWords(thresholds), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])], parseCheck, 4);
+    },
+    /** MON.DECRCLAMP: subtract, never below 0; the new value. */
+    decrclamp(key, amount, opts = {}) {
+        return spec(["MON.DECRCLAMP", key, int(amount), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])], parseInteger, 3);
+    },
+    /** COUPON.ISSUE: rank >= 1, ALREADY_WON or SOLD_OUT. */
+    issue(key, user, limit) {
+        return spec(["COUPON.ISSUE", key, user, int(limit)], parseInteger);
+    },
+    /** COUPON.REVOKE: places taken back. */
+    revoke(key, user) {
+        return spec(["COUPON.REVOKE", key, user], parseInteger);
+    },
+    /** CL.THROTTLE: a GCRA rate limit. */
+    throttle(key, maxBurst, count, period, quantity) {
+        const args = ["CL.THROTTLE", key, int(maxBurst), int(count), int(period)];
+        if (quantity !== undefined)
+            args.push(int(quantity));
+        return spec(args, parseThrottle);
+    },
+    /** CL.THROTTLEALL: several limits, all or nothing; routed by the first limiter's key. */
+    throttleAll(limits, opts = {}) {
+        const args = ["CL.THROTTLEALL", String(limits.length)];
+        for (const [key, maxBurst, count, period] of limits)
+            args.push(key, int(maxBurst), int(count), int(period));
+        args.push(...options([["QUANTITY", opts.quantity]]));
+        return { args, key: limits[0]?.[0], keyIndexes: limits.map((_, i) => 2 + 4 * i), readonly: false, parse: parseThrottleAll };
+    },
+    /** COUPON.CREATE: a campaign; resolves `true`. */
+    create(key, limit, opts = {}) {
+        return spec(["COUPON.CREATE", key, int(limit), ...options([["PERUSER", opts.peruser], ["HOLD", opts.hold]])], parseOk);
+    },
+    /** COUPON.RESERVE: hold a place. */
+    reserve(key, user, opts = {}) {
+        return spec(["COUPON.RESERVE", key, user, ...options([["HOLD", opts.hold], ["ID", opts.id]])], parseReservation);
+    },
+    /** COUPON.CONFIRM: 1, 0, -2 or -3. */
+    confirm(key, claim) {
+        return spec(["COUPON.CONFIRM", key, int(claim)], parseInteger);
+    },
+    /** COUPON.RELEASE: 1 or 0. */
+    release(key, claim) {
+        return spec(["COUPON.RELEASE", key, int(claim)], parseInteger);
+    },
+    /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released. */
+    campaignInfo(key) {
+        return spec(["COUPON.INFO", key], parseInfo, undefined, true);
+    },
+    /** COUPON.CLAIMS: live claims in claim order. */
+    claims(key, opts = {}) {
+        return spec(["COUPON.CLAIMS", key, ...options([["FROM", opts.from], ["COUNT", opts.count]])], parseClaims, undefined, true);
+    },
+};

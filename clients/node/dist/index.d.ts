@@ -1,0 +1,65 @@
+/**
+ * redis-guard: typed methods for the module's commands over ioredis
+ * (`Redis`, `Cluster`, 5.x) and node-redis (clients and clusters, 4.x and
+ * 5.x). Through a cluster client every call goes to the node that owns its
+ * key's slot, as one command.
+ *
+ * ```ts
+ * const g = guard(new Redis.Cluster([{ host: "127.0.0.1", port: 7000 }]));
+ * const { current, level } = await g.incrcheck("{cust:42}:orders", 1, 3600, [5, 20]);
+ * ```
+ */
+import { type CommandName, type Commands, type ResultOf } from "./commands";
+export * from "./commands";
+/** An ioredis `Redis` or `Cluster` (5.x), as far as redis-guard uses it. */
+export interface IoredisClient {
+    readonly isCluster: boolean;
+    pipeline(...args: any[]): unknown;
+    multi(...args: any[]): unknown;
+    sendCommand(...args: any[]): unknown;
+}
+/** A node-redis client or cluster (4.x, 5.x), as far as redis-guard uses it. */
+export interface NodeRedisClient {
+    sendCommand(...args: any[]): unknown;
+    multi(...args: any[]): unknown;
+}
+export type GuardClient = IoredisClient | NodeRedisClient;
+type Method<K extends CommandName> = (...args: Parameters<Commands[K]>) => Promise<ResultOf<K>>;
+type Queued<K extends CommandName, R extends unknown[]> = (...args: Parameters<Commands[K]>) => GuardPipeline<[...R, ResultOf<K>]>;
+/** Every command as a method that resolves its parsed reply. */
+export type GuardMethods = {
+    [K in CommandName]: Method<K>;
+};
+/** Every command as a method that queues it; the result type grows per call. */
+export type PipelineMethods<R extends unknown[]> = {
+    [K in CommandName]: Queued<K, R>;
+};
+export interface PipelineOptions {
+    /** MULTI/EXEC around the queued commands (default false: a plain pipeline). */
+    transaction?: boolean;
+}
+export interface Guard extends GuardMethods {
+}
+/** The commands over one client. Make it with `guard(client)`. */
+export declare class Guard {
+    #private;
+    constructor(client: GuardClient);
+    /** Queues commands; `exec()` sends them at once and resolves their parsed results in order. */
+    pipeline(options?: PipelineOptions): GuardPipeline<[]>;
+}
+export interface GuardPipeline<R extends unknown[]> extends PipelineMethods<R> {
+}
+/**
+ * Queued commands. In a cluster they go to one node (the first key's):
+ * give their keys one hash tag. `exec()` rejects with the first command's
+ * error (the client library's own) when any command failed.
+ */
+export declare class GuardPipeline<R extends unknown[] = []> {
+    #private;
+    /** How many commands are queued. */
+    get length(): number;
+    exec(): Promise<R>;
+}
+/** The module's commands over an ioredis or node-redis client (standalone or cluster). */
+export declare function guard(client: GuardClient): Guard;
+export default guard;

@@ -1,0 +1,312 @@
+/**
+ * One definition per command: the arguments it sends, the key that routes
+ * it and the parser of its reply. Every client adapter and every pipeline
+ * uses these, so a command is written down once.
+ */
+
+/** A key, member, user or request id: sent as given. */
+export type Bytes = string | Buffer;
+/** An integer argument: sent in decimal. */
+export type Int = number | bigint;
+
+/** A command ready to send: `args[0]` is its name, `key` routes it. */
+export interface Spec<T> {
+  readonly args: readonly Bytes[];
+  /** The key whose slot owns the command (CL.THROTTLEALL: the first limiter's). */
+  readonly key: Bytes | undefined;
+  /** Where the keys are in `args` (for a client's key prefix): the first is `key`. */
+  readonly keyIndexes: readonly number[];
+  readonly readonly: boolean;
+  readonly parse: (reply: unknown) => T;
+}
+
+/** MON.INCRCHECK, MON.SLIDECHECK, MON.DISTINCT. */
+export interface Check {
+  /** The counter (MON.DISTINCT: distinct members) after the call. */
+  current: number;
+  /** 1-based index of the threshold crossed now, 0 when none. */
+  level: number;
+}
+
+/** CL.THROTTLE, and each limiter of CL.THROTTLEALL. */
+export interface Throttle {
+  limited: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until this request would be allowed; -1 when allowed. */
+  retryAfter: number;
+  /** Seconds until the limiter is full again. */
+  resetAfter: number;
+}
+
+/** CL.THROTTLEALL. */
+export interface ThrottleAll {
+  limited: boolean;
+  retryAfter: number;
+  /** One per limiter, in the order given. */
+  results: Throttle[];
+}
+
+/** COUPON.RESERVE: a claim number (or ALREADY_WON / SOLD_OUT) and its expiry. */
+export interface Reservation {
+  claim: number;
+  /** Absolute server time in ms; -1 once confirmed; 0 when refused. */
+  expiresAtMs: number;
+}
+
+/** One live claim of COUPON.CLAIMS. */
+export interface Claim {
+  claim: number;
+  user: string;
+  state: "held" | "confirmed";
+  expiresAtMs: number;
+  requestId: string | null;
+}
+
+/** COUPON.ISSUE / COUPON.RESERVE: the user already has their places. */
+export const ALREADY_WON = -1;
+/** COUPON.ISSUE / COUPON.RESERVE: no place left. */
+export const SOLD_OUT = -2;
+
+/** `ALERT stream [MAXLEN n]` of the MON commands. */
+export interface AlertOptions {
+  /** The stream that receives an entry per crossing (same hash tag as the key). */
+  alert?: Bytes;
+  /** Approximate trim of the stream (only with `alert`). */
+  maxlen?: Int;
+}
+
+export interface SlideOptions extends AlertOptions {
+  buckets?: Int;
+}
+
+export interface CreateOptions {
+  peruser?: Int;
+  hold?: Int;
+}
+
+export interface ReserveOptions {
+  /** Seconds; the campaign's default hold when left out. */
+  hold?: Int;
+  /** Request id: a retry with the same id repeats the claim. */
+  id?: Bytes;
+}
+
+export interface ClaimsOptions {
+  from?: Int;
+  count?: Int;
+}
+
+/** A limiter of CL.THROTTLEALL: `[key, maxBurst, count, period]`. */
+export type Limit = readonly [key: Bytes, maxBurst: Int, count: Int, period: Int];
+
+function int(value: Int): string {
+  return typeof value === "bigint" ? value.toString() : String(value);
+}
+
+function num(value: unknown): number {
+  if (typeof value === "number") return value;
+  if (typeof value === "bigint" || typeof value === "string") return Number(value);
+  if (Buffer.isBuffer(value)) return Number(value.toString());
+  throw new TypeError(`redis-guard: expected an integer reply, got ${describe(value)}`);
+}
+
+function str(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (Buffer.isBuffer(value)) return value.toString();
+  if (typeof value === "number" || typeof value === "bigint") return String(value);
+  throw new TypeError(`redis-guard: expected a string reply, got ${describe(value)}`);
+}
+
+function list(value: unknown, length?: number): unknown[] {
+  if (!Array.isArray(value) || (length !== undefined && value.length !== length)) {
+    throw new TypeError(`redis-guard: expected an array reply${length ? ` of ${length}` : ""}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function describe(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** `[option, value]` words for the options that were given, in order. */
+function options(pairs: ReadonlyArray<readonly [string, Int | Bytes | undefined]>): Bytes[] {
+  const words: Bytes[] = [];
+  for (const [name, value] of pairs) {
+    if (value === undefined) continue;
+    words.push(name, typeof value === "number" || typeof value === "bigint" ? int(value) : value);
+  }
+  return words;
+}
+
+function thresholdWords(thresholds: Int | readonly Int[]): string[] {
+  return (Array.isArray(thresholds) ? (thresholds as readonly Int[]) : [thresholds as Int]).map(int);
+}
+
+/**
+ * A command whose key is `args[1]`, and for CL.THROTTLEALL every 4th from
+ * `args[2]`; an `ALERT stream` option (at or after `optionsFrom`) adds one.
+ */
+function spec<T>(args: Bytes[], parse: (reply: unknown) => T, optionsFrom?: number, readonly = false): Spec<T> {
+  const keyIndexes: number[] = [1];
+  if (optionsFrom !== undefined) {
+    const alert = args.indexOf("ALERT", optionsFrom);
+    if (alert > 0 && alert + 1 < args.length) keyIndexes.push(alert + 1);
+  }
+  return { args, key: args[1], keyIndexes, readonly, parse };
+}
+
+export function parseCheck(reply: unknown): Check {
+  const [current, level] = list(reply, 2);
+  return { current: num(current), level: num(level) };
+}
+
+export function parseInteger(reply: unknown): number {
+  return num(reply);
+}
+
+export function parseThrottle(reply: unknown): Throttle {
+  const [limited, limit, remaining, retryAfter, resetAfter] = list(reply, 5);
+  return {
+    limited: num(limited) === 1,
+    limit: num(limit),
+    remaining: num(remaining),
+    retryAfter: num(retryAfter),
+    resetAfter: num(resetAfter),
+  };
+}
+
+export function parseThrottleAll(reply: unknown): ThrottleAll {
+  const [limited, retryAfter, ...results] = list(reply);
+  return { limited: num(limited) === 1, retryAfter: num(retryAfter), results: results.map(parseThrottle) };
+}
+
+export function parseOk(reply: unknown): true {
+  if (str(reply) !== "OK") throw new TypeError(`redis-guard: expected OK, got ${describe(reply)}`);
+  return true;
+}
+
+export function parseReservation(reply: unknown): Reservation {
+  const [claim, expiresAtMs] = list(reply, 2);
+  return { claim: num(claim), expiresAtMs: num(expiresAtMs) };
+}
+
+/** A flat field/value array (RESP2) or a map (RESP3: object or Map). */
+export function parseInfo(reply: unknown): Record<string, number> {
+  const info: Record<string, number> = {};
+  if (reply instanceof Map) {
+    for (const [field, value] of reply) info[str(field)] = num(value);
+  } else if (Array.isArray(reply)) {
+    for (let i = 0; i + 1 < reply.length; i += 2) info[str(reply[i])] = num(reply[i + 1]);
+  } else if (reply !== null && typeof reply === "object" && !Buffer.isBuffer(reply)) {
+    for (const [field, value] of Object.entries(reply)) info[field] = num(value);
+  } else {
+    throw new TypeError(`redis-guard: expected a map reply, got ${describe(reply)}`);
+  }
+  return info;
+}
+
+export function parseClaims(reply: unknown): Claim[] {
+  return list(reply).map((entry) => {
+    const [claim, user, state, expiresAtMs, requestId] = list(entry, 5);
+    return {
+      claim: num(claim),
+      user: str(user),
+      state: str(state) as Claim["state"],
+      expiresAtMs: num(expiresAtMs),
+      requestId: requestId === null || requestId === undefined ? null : str(requestId),
+    };
+  });
+}
+
+/**
+ * The commands, by method name. Each returns the command to send; the
+ * methods of `Guard` and `GuardPipeline` are made from these.
+ */
+export const commands = {
+  /** MON.INCRCHECK: add to a fixed-window counter, report the threshold crossed. */
+  incrcheck(key: Bytes, increment: Int, window: Int, thresholds: Int | readonly Int[], opts: AlertOptions = {}): Spec<Check> {
+    return spec(
+      ["MON.INCRCHECK", key, int(increment), int(window), ...thresholdWords(thresholds), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])],
+      parseCheck,
+      4,
+    );
+  },
+  /** MON.SLIDECHECK: the same over a sliding window. */
+  slidecheck(key: Bytes, increment: Int, window: Int, thresholds: Int | readonly Int[], opts: SlideOptions = {}): Spec<Check> {
+    return spec(
+      [
+        "MON.SLIDECHECK", key, int(increment), int(window), ...thresholdWords(thresholds),
+        ...options([["BUCKETS", opts.buckets], ["ALERT", opts.alert], ["MAXLEN", opts.maxlen]]),
+      ],
+      parseCheck,
+      4,
+    );
+  },
+  /** MON.DISTINCT: distinct members seen in the window. */
+  distinct(key: Bytes, member: Bytes, window: Int, thresholds: Int | readonly Int[], opts: AlertOptions = {}): Spec<Check> {
+    return spec(
+      ["MON.DISTINCT", key, member, int(window), ...thresholdWords(thresholds), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])],
+      parseCheck,
+      4,
+    );
+  },
+  /** MON.DECRCLAMP: subtract, never below 0; the new value. */
+  decrclamp(key: Bytes, amount: Int, opts: AlertOptions = {}): Spec<number> {
+    return spec(["MON.DECRCLAMP", key, int(amount), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])], parseInteger, 3);
+  },
+  /** COUPON.ISSUE: rank >= 1, ALREADY_WON or SOLD_OUT. */
+  issue(key: Bytes, user: Bytes, limit: Int): Spec<number> {
+    return spec(["COUPON.ISSUE", key, user, int(limit)], parseInteger);
+  },
+  /** COUPON.REVOKE: places taken back. */
+  revoke(key: Bytes, user: Bytes): Spec<number> {
+    return spec(["COUPON.REVOKE", key, user], parseInteger);
+  },
+  /** CL.THROTTLE: a GCRA rate limit. */
+  throttle(key: Bytes, maxBurst: Int, count: Int, period: Int, quantity?: Int): Spec<Throttle> {
+    const args: Bytes[] = ["CL.THROTTLE", key, int(maxBurst), int(count), int(period)];
+    if (quantity !== undefined) args.push(int(quantity));
+    return spec(args, parseThrottle);
+  },
+  /** CL.THROTTLEALL: several limits, all or nothing; routed by the first limiter's key. */
+  throttleAll(limits: readonly Limit[], opts: { quantity?: Int } = {}): Spec<ThrottleAll> {
+    const args: Bytes[] = ["CL.THROTTLEALL", String(limits.length)];
+    for (const [key, maxBurst, count, period] of limits) args.push(key, int(maxBurst), int(count), int(period));
+    args.push(...options([["QUANTITY", opts.quantity]]));
+    return { args, key: limits[0]?.[0], keyIndexes: limits.map((_, i) => 2 + 4 * i), readonly: false, parse: parseThrottleAll };
+  },
+  /** COUPON.CREATE: a campaign; resolves `true`. */
+  create(key: Bytes, limit: Int, opts: CreateOptions = {}): Spec<true> {
+    return spec(["COUPON.CREATE", key, int(limit), ...options([["PERUSER", opts.peruser], ["HOLD", opts.hold]])], parseOk);
+  },
+  /** COUPON.RESERVE: hold a place. */
+  reserve(key: Bytes, user: Bytes, opts: ReserveOptions = {}): Spec<Reservation> {
+    return spec(["COUPON.RESERVE", key, user, ...options([["HOLD", opts.hold], ["ID", opts.id]])], parseReservation);
+  },
+  /** COUPON.CONFIRM: 1, 0, -2 or -3. */
+  confirm(key: Bytes, claim: Int): Spec<number> {
+    return spec(["COUPON.CONFIRM", key, int(claim)], parseInteger);
+  },
+  /** COUPON.RELEASE: 1 or 0. */
+  release(key: Bytes, claim: Int): Spec<number> {
+    return spec(["COUPON.RELEASE", key, int(claim)], parseInteger);
+  },
+  /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released. */
+  campaignInfo(key: Bytes): Spec<Record<string, number>> {
+    return spec(["COUPON.INFO", key], parseInfo, undefined, true);
+  },
+  /** COUPON.CLAIMS: live claims in claim order. */
+  claims(key: Bytes, opts: ClaimsOptions = {}): Spec<Claim[]> {
+    return spec(["COUPON.CLAIMS", key, ...options([["FROM", opts.from], ["COUNT", opts.count]])], parseClaims, undefined, true);
+  },
+};
+
+export type Commands = typeof commands;
+export type CommandName = keyof Commands;
+/** What a method of command `K` resolves to. */
+export type ResultOf<K extends CommandName> = ReturnType<Commands[K]> extends Spec<infer T> ? T : never;

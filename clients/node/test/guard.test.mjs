@@ -1,0 +1,637 @@
+// The package against the real module, through one client library
+// (clients.mjs): every method's result is the raw reply it parses, errors
+// are the library's own, options left out are not sent, pipelines parse in
+// order, and in a cluster every call goes to its key's owner as one command.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { clients, clusterAddresses, guardPackage, library, major, standaloneAddress, version } from "./clients.mjs";
+
+const { guard, ALREADY_WON, SOLD_OUT } = guardPackage;
+const run = `${library}${major}:${process.pid}`;
+const N = 4;
+
+/** The expected value of each method from its raw reply, written out here. */
+const expected = {
+  check: ([current, level]) => ({ current, level }),
+  int: (n) => n,
+  throttle: ([limited, limit, remaining, retryAfter, resetAfter]) => ({ limited: limited === 1, limit, remaining, retryAfter, resetAfter }),
+  throttleAll: ([limited, retryAfter, ...results]) => ({ limited: limited === 1, retryAfter, results: results.map(expected.throttle) }),
+  ok: (reply) => (assert.equal(reply, "OK"), true),
+  reservation: ([claim, expiresAtMs]) => ({ claim, expiresAtMs }),
+  info: (reply) => {
+    if (Array.isArray(reply)) return Object.fromEntries(reply.flatMap((v, i) => (i % 2 ? [] : [[String(v), reply[i + 1]]])));
+    if (reply instanceof Map) return Object.fromEntries(reply);
+    return { ...reply };
+  },
+  claims: (reply) =>
+    reply.map(([claim, user, state, expiresAtMs, requestId]) => ({ claim, user, state, expiresAtMs, requestId: requestId ?? null })),
+};
+
+/** Absolute expiry times of two calls a few ms apart: equal to within 2 s. */
+function sameUpToTime(actual, wanted, what) {
+  const close = (a, b) => {
+    if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => close(x, b[i]));
+    if (a && typeof a === "object") {
+      const keys = Object.keys(a).sort();
+      if (!b || typeof b !== "object" || keys.join() !== Object.keys(b).sort().join()) return false;
+      return keys.every((k) => (k === "expiresAtMs" && a[k] > 0 ? Math.abs(a[k] - b[k]) < 2000 : close(a[k], b[k])));
+    }
+    return a === b;
+  };
+  // Not close: they differ by more than time, and deepEqual shows how.
+  if (!close(actual, wanted)) assert.deepEqual(actual, wanted, what);
+}
+
+/**
+ * Per method, calls on a key of its own: `guard` is the method call,
+ * `raw` the same command's words, `parse` what the raw reply means.
+ * `setup` runs through the raw connection before (campaigns to reserve in).
+ */
+function cases(tag) {
+  const k = (name) => `{${tag}}:${name}`;
+  return [
+    {
+      method: "incrcheck",
+      steps: [1, 2, 3].map(() => ({
+        guard: (g, key) => g.incrcheck(key, 2, 60, [3, 5], { alert: k("alerts-g"), maxlen: 100 }),
+        raw: (key) => ["MON.INCRCHECK", key, 2, 60, 3, 5, "ALERT", k("alerts-r"), "MAXLEN", 100],
+        parse: expected.check,
+      })),
+    },
+    {
+      method: "slidecheck",
+      steps: [1, 2].map(() => ({
+        guard: (g, key) => g.slidecheck(key, 3, 10, 4, { buckets: 10 }),
+        raw: (key) => ["MON.SLIDECHECK", key, 3, 10, 4, "BUCKETS", 10],
+        parse: expected.check,
+      })),
+    },
+    {
+      method: "distinct",
+      steps: ["a", "b", "a", "c"].map((member) => ({
+        guard: (g, key) => g.distinct(key, member, 60, [2, 3]),
+        raw: (key) => ["MON.DISTINCT", key, member, 60, 2, 3],
+        parse: expected.check,
+      })),
+    },
+    {
+      method: "decrclamp",
+      setup: (key) => [["SET", key, "5"]],
+      steps: [3, 3, 1].map((amount) => ({
+        guard: (g, key) => g.decrclamp(key, amount),
+        raw: (key) => ["MON.DECRCLAMP", key, amount],
+        parse: expected.int,
+      })),
+    },
+    {
+      method: "issue",
+      steps: ["u1", "u2", "u1", "u3"].map((user) => ({
+        guard: (g, key) => g.issue(key, user, 2),
+        raw: (key) => ["COUPON.ISSUE", key, user, 2],
+        parse: expected.int,
+      })),
+    },
+    {
+      method: "revoke",
+      setup: (key) => [["SADD", key, "u1"]],
+      steps: ["u1", "u1"].map((user) => ({
+        guard: (g, key) => g.revoke(key, user),
+        raw: (key) => ["COUPON.REVOKE", key, user],
+        parse: expected.int,
+      })),
+    },
+    {
+      method: "throttle",
+      steps: [undefined, 0, 2, 9].map((quantity) => ({
+        guard: (g, key) => g.throttle(key, 2, 10, 60, quantity),
+        raw: (key) => ["CL.THROTTLE", key, 2, 10, 60, ...(quantity === undefined ? [] : [quantity])],
+        parse: expected.throttle,
+      })),
+    },
+    {
+      method: "throttleAll",
+      steps: [undefined, 1, 0].map((quantity) => ({
+        guard: (g, key) => g.throttleAll([[key, 5, 10, 60], [`${key}:b`, 0, 1, 60]], { quantity }),
+        raw: (key) => ["CL.THROTTLEALL", 2, key, 5, 10, 60, `${key}:b`, 0, 1, 60, ...(quantity === undefined ? [] : ["QUANTITY", quantity])],
+        parse: expected.throttleAll,
+      })),
+    },
+    {
+      method: "create",
+      steps: [
+        { guard: (g, key) => g.create(key, 3, { peruser: 2, hold: 30 }), raw: (key) => ["COUPON.CREATE", key, 3, "PERUSER", 2, "HOLD", 30], parse: expected.ok },
+      ],
+    },
+    {
+      method: "reserve",
+      setup: (key) => [["COUPON.CREATE", key, 2, "HOLD", 100]],
+      steps: [
+        { guard: (g, key) => g.reserve(key, "u1", { id: "r1" }), raw: (key) => ["COUPON.RESERVE", key, "u1", "ID", "r1"], parse: expected.reservation },
+        { guard: (g, key) => g.reserve(key, "u1", { id: "r1" }), raw: (key) => ["COUPON.RESERVE", key, "u1", "ID", "r1"], parse: expected.reservation },
+        { guard: (g, key) => g.reserve(key, "u1"), raw: (key) => ["COUPON.RESERVE", key, "u1"], parse: expected.reservation },
+        { guard: (g, key) => g.reserve(key, "u2", { hold: 5 }), raw: (key) => ["COUPON.RESERVE", key, "u2", "HOLD", 5], parse: expected.reservation },
+        { guard: (g, key) => g.reserve(key, "u3"), raw: (key) => ["COUPON.RESERVE", key, "u3"], parse: expected.reservation },
+      ],
+    },
+    {
+      method: "confirm",
+      setup: (key) => [["COUPON.CREATE", key, 2], ["COUPON.RESERVE", key, "u1"]],
+      steps: [1, 1, 7].map((claim) => ({ guard: (g, key) => g.confirm(key, claim), raw: (key) => ["COUPON.CONFIRM", key, claim], parse: expected.int })),
+    },
+    {
+      method: "release",
+      setup: (key) => [["COUPON.CREATE", key, 2], ["COUPON.RESERVE", key, "u1"]],
+      steps: [1, 1].map((claim) => ({ guard: (g, key) => g.release(key, claim), raw: (key) => ["COUPON.RELEASE", key, claim], parse: expected.int })),
+    },
+    {
+      method: "campaignInfo",
+      setup: (key) => [["COUPON.CREATE", key, 5, "PERUSER", 2], ["COUPON.RESERVE", key, "u1"], ["COUPON.ISSUE", key, "u2", 5], ["COUPON.RESERVE", key, "u3"], ["COUPON.RELEASE", key, 3]],
+      steps: [{ guard: (g, key) => g.campaignInfo(key), raw: (key) => ["COUPON.INFO", key], parse: expected.info }],
+    },
+    {
+      method: "claims",
+      setup: (key) => [["COUPON.CREATE", key, 5, "PERUSER", 2], ["COUPON.RESERVE", key, "u1", "ID", "r1"], ["COUPON.ISSUE", key, "u2", 5], ["COUPON.RESERVE", key, "u1"]],
+      steps: [
+        { guard: (g, key) => g.claims(key), raw: (key) => ["COUPON.CLAIMS", key], parse: expected.claims },
+        { guard: (g, key) => g.claims(key, { from: 2, count: 1 }), raw: (key) => ["COUPON.CLAIMS", key, "FROM", 2, "COUNT", 1], parse: expected.claims },
+      ],
+    },
+  ];
+}
+
+const METHODS = cases("x").map((c) => c.method);
+
+/** Each method with the same calls on two keys, through the package and raw. */
+async function resultsEqualRaw(connection, tag) {
+  const g = guard(connection.client);
+  for (const { method, setup, steps } of cases(tag)) {
+    const mine = `{${tag}}:${method}:g`;
+    const theirs = `{${tag}}:${method}:r`;
+    for (const key of [mine, theirs]) for (const words of setup?.(key) ?? []) await connection.raw(words);
+    for (const [i, step] of steps.entries()) {
+      const got = await step.guard(g, mine);
+      const reply = await connection.raw(step.raw(theirs));
+      sameUpToTime(got, step.parse(reply), `${method} call ${i + 1}: raw reply ${JSON.stringify(reply)}`);
+    }
+  }
+}
+
+/** A bad call of each method, through the package and raw. */
+const badCalls = (tag) => {
+  const k = (name) => `{${tag}}:${name}`;
+  return [
+    [(g) => g.incrcheck(k("a"), 0, 10, 5), ["MON.INCRCHECK", k("a"), 0, 10, 5]],
+    [(g) => g.slidecheck(k("a"), 1, 10, [5, 4]), ["MON.SLIDECHECK", k("a"), 1, 10, 5, 4]],
+    [(g) => g.distinct(k("a"), "", 10, 5), ["MON.DISTINCT", k("a"), "", 10, 5]],
+    [(g) => g.decrclamp(k("a"), -1), ["MON.DECRCLAMP", k("a"), -1]],
+    [(g) => g.issue(k("a"), "u", 0), ["COUPON.ISSUE", k("a"), "u", 0]],
+    [(g) => g.revoke(k("a"), ""), ["COUPON.REVOKE", k("a"), ""]],
+    [(g) => g.throttle(k("a"), 1, 0, 1), ["CL.THROTTLE", k("a"), 1, 0, 1]],
+    [(g) => g.throttleAll([[k("a"), 1, 1, 0]]), ["CL.THROTTLEALL", 1, k("a"), 1, 1, 0]],
+    [(g) => g.create(k("a"), 1, { hold: 0 }), ["COUPON.CREATE", k("a"), 1, "HOLD", 0]],
+    [(g) => g.reserve(k("none"), "u"), ["COUPON.RESERVE", k("none"), "u"]],
+    [(g) => g.confirm(k("none"), 1), ["COUPON.CONFIRM", k("none"), 1]],
+    [(g) => g.release(k("none"), 1), ["COUPON.RELEASE", k("none"), 1]],
+    [(g) => g.campaignInfo(k("string")), ["COUPON.INFO", k("string")]],
+    [(g) => g.claims(k("none"), { count: 0 }), ["COUPON.CLAIMS", k("none"), "COUNT", 0]],
+  ];
+};
+
+async function rejection(promise) {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  assert.fail("expected a rejection");
+}
+
+async function errorsAreTheClients(connection, tag) {
+  const g = guard(connection.client);
+  await connection.raw(["SET", `{${tag}}:string`, "x"]);
+  const bad = badCalls(tag);
+  assert.equal(bad.length, METHODS.length);
+  for (const [call, words] of bad) {
+    const mine = await rejection(call(g));
+    const theirs = await rejection(connection.raw(words));
+    assert.equal(mine.constructor, theirs.constructor, `${words[0]}: ${mine.constructor.name} vs ${theirs.constructor.name}`);
+    assert.equal(mine.message, theirs.message, words[0]);
+    assert.match(mine.message, /^(ERR|WRONGTYPE) /, words[0]);
+  }
+}
+
+/** The commands each method sends, as the server logs them (SLOWLOG). */
+async function sentWords(admin, call) {
+  await admin.raw(["SLOWLOG", "RESET"]);
+  await call();
+  const log = await admin.raw(["SLOWLOG", "GET", "10"]);
+  return log
+    .map((entry) => entry[3].map(String))
+    .filter((words) => /^(MON|COUPON|CL)\./i.test(words[0]))
+    .reverse();
+}
+
+async function optionsLeftOutAreNotSent(connection, tag) {
+  const g = guard(connection.client);
+  const k = (name) => `{${tag}}:${name}`;
+  await connection.raw(["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+  try {
+    await connection.raw(["COUPON.CREATE", k("camp"), 10]);
+    const table = [
+      [() => g.incrcheck(k("i"), 1, 10, 5), ["MON.INCRCHECK", k("i"), "1", "10", "5"]],
+      [() => g.incrcheck(k("i"), 1, 10, [5, 6], { alert: k("s") }), ["MON.INCRCHECK", k("i"), "1", "10", "5", "6", "ALERT", k("s")]],
+      [() => g.slidecheck(k("w"), 1, 10, 5), ["MON.SLIDECHECK", k("w"), "1", "10", "5"]],
+      [() => g.slidecheck(k("w"), 1, 10, 5, { alert: k("s"), maxlen: 9 }), ["MON.SLIDECHECK", k("w"), "1", "10", "5", "ALERT", k("s"), "MAXLEN", "9"]],
+      [() => g.distinct(k("d"), "m", 10, [1, 2]), ["MON.DISTINCT", k("d"), "m", "10", "1", "2"]],
+      [() => g.decrclamp(k("i"), 1), ["MON.DECRCLAMP", k("i"), "1"]],
+      [() => g.decrclamp(k("i"), 1, { alert: k("s"), maxlen: 3 }), ["MON.DECRCLAMP", k("i"), "1", "ALERT", k("s"), "MAXLEN", "3"]],
+      [() => g.issue(k("set"), "u", 5), ["COUPON.ISSUE", k("set"), "u", "5"]],
+      [() => g.revoke(k("set"), "u"), ["COUPON.REVOKE", k("set"), "u"]],
+      [() => g.throttle(k("t"), 1, 2, 3), ["CL.THROTTLE", k("t"), "1", "2", "3"]],
+      [() => g.throttle(k("t"), 1, 2, 3, 0), ["CL.THROTTLE", k("t"), "1", "2", "3", "0"]],
+      [() => g.throttleAll([[k("t"), 1, 2, 3]]), ["CL.THROTTLEALL", "1", k("t"), "1", "2", "3"]],
+      [() => g.throttleAll([[k("t"), 1, 2, 3]], { quantity: 0 }), ["CL.THROTTLEALL", "1", k("t"), "1", "2", "3", "QUANTITY", "0"]],
+      [() => g.create(k("c1"), 3), ["COUPON.CREATE", k("c1"), "3"]],
+      [() => g.create(k("c2"), 3, { hold: 9 }), ["COUPON.CREATE", k("c2"), "3", "HOLD", "9"]],
+      [() => g.reserve(k("camp"), "u"), ["COUPON.RESERVE", k("camp"), "u"]],
+      [() => g.reserve(k("camp"), "v", { id: "r" }), ["COUPON.RESERVE", k("camp"), "v", "ID", "r"]],
+      [() => g.confirm(k("camp"), 1), ["COUPON.CONFIRM", k("camp"), "1"]],
+      [() => g.release(k("camp"), 1), ["COUPON.RELEASE", k("camp"), "1"]],
+      [() => g.campaignInfo(k("camp")), ["COUPON.INFO", k("camp")]],
+      [() => g.claims(k("camp")), ["COUPON.CLAIMS", k("camp")]],
+      [() => g.claims(k("camp"), { count: 5 }), ["COUPON.CLAIMS", k("camp"), "COUNT", "5"]],
+    ];
+    const covered = new Set();
+    for (const [call, words] of table) {
+      assert.deepEqual(await sentWords(connection, call), [words]);
+      covered.add(words[0]);
+    }
+    assert.equal(covered.size, METHODS.length);
+  } finally {
+    await connection.raw(["CONFIG", "SET", "slowlog-log-slower-than", "10000"]);
+  }
+}
+
+/** The same calls queued in a pipeline resolve what they resolve one by one. */
+async function pipelinesParseInOrder(connection, tag, transaction) {
+  const g = guard(connection.client);
+  const k = (name) => `{${tag}}:${name}`;
+  const queue = (target, suffix) =>
+    target
+      .incrcheck(k(`i${suffix}`), 2, 60, [1, 3])
+      .incrcheck(k(`i${suffix}`), 2, 60, [1, 3])
+      .slidecheck(k(`w${suffix}`), 1, 10, 1)
+      .distinct(k(`d${suffix}`), "m", 10, 1)
+      .decrclamp(k(`i${suffix}`), 10)
+      .issue(k(`s${suffix}`), "u", 1)
+      .issue(k(`s${suffix}`), "v", 1)
+      .revoke(k(`s${suffix}`), "u")
+      .throttle(k(`t${suffix}`), 1, 1, 60)
+      .throttleAll([[k(`t${suffix}`), 1, 1, 60], [k(`t2${suffix}`), 1, 1, 60]])
+      .create(k(`c${suffix}`), 2, { hold: 50 })
+      .reserve(k(`c${suffix}`), "u", { id: "x" })
+      .confirm(k(`c${suffix}`), 1)
+      .reserve(k(`c${suffix}`), "v")
+      .release(k(`c${suffix}`), 2)
+      .campaignInfo(k(`c${suffix}`))
+      .claims(k(`c${suffix}`));
+  const pipeline = queue(g.pipeline({ transaction }), "p");
+  assert.equal(pipeline.length, 17);
+  const results = await pipeline.exec();
+  // One by one, through a recorder that has the same methods.
+  const single = [];
+  const recorder = new Proxy({}, { get: (_, name) => (...args) => (single.push([name, args]), recorder) });
+  queue(recorder, "s");
+  const one = [];
+  for (const [name, args] of single) one.push(await g[name](...args));
+  sameUpToTime(results, one, `pipeline (transaction: ${transaction})`);
+  assert.deepEqual(results[0], { current: 2, level: 1 });
+  assert.equal(results[6], SOLD_OUT);
+  assert.equal(results[10], true);
+  assert.equal(results.length, 17);
+  assert.equal(results.at(-1)[0].requestId, "x");
+  // A failing command: exec rejects with the library's own error.
+  await connection.raw(["SET", k("str"), "x"]);
+  const failing = g.pipeline({ transaction }).incrcheck(k("ok"), 1, 10, 5).campaignInfo(k("str"));
+  const error = await rejection(failing.exec());
+  const raw = await rejection(connection.raw(["COUPON.INFO", k("str")]));
+  assert.equal(error.constructor, raw.constructor);
+  assert.equal(error.message, raw.message);
+  assert.deepEqual(await g.pipeline({ transaction }).exec(), []);
+}
+
+// ---------------------------------------------------------------- standalone
+
+describe(`${library} ${version} standalone`, () => {
+  const variants = clients.resp3 ? [2, 3] : [undefined];
+  for (const resp of variants) {
+    describe(resp ? `RESP${resp}` : "RESP2", () => {
+      let connection;
+      const tag = `${run}:s${resp ?? 2}`;
+      before(async () => {
+        connection = await clients.standalone(standaloneAddress, { resp });
+      });
+      after(() => connection?.close());
+      it("every method resolves the raw reply it parses", () => resultsEqualRaw(connection, tag));
+      it("errors reject with the library's own error and the server's text", () => errorsAreTheClients(connection, tag));
+      it("options left out are not sent", () => optionsLeftOutAreNotSent(connection, tag));
+      it("pipelines parse in order", () => pipelinesParseInOrder(connection, `${tag}:p`, false));
+      it("transactions parse in order", () => pipelinesParseInOrder(connection, `${tag}:t`, true));
+      it("constants", () => {
+        assert.equal(ALREADY_WON, -1);
+        assert.equal(SOLD_OUT, -2);
+      });
+    });
+  }
+  it("node-redis 4 in legacyMode", { skip: library !== "redis" || major !== 4 }, async () => {
+    const legacy = await clients.standalone(standaloneAddress, { legacyMode: true });
+    try {
+      await resultsEqualRaw(legacy, `${run}:legacy`);
+      await pipelinesParseInOrder(legacy, `${run}:legacy:p`, false);
+      await pipelinesParseInOrder(legacy, `${run}:legacy:t`, true);
+    } finally {
+      await legacy.close();
+    }
+  });
+  if (clients.resp3) {
+    it("RESP2 and RESP3 give the same values", async () => {
+      const two = await clients.standalone(standaloneAddress, { resp: 2 });
+      const three = await clients.standalone(standaloneAddress, { resp: 3 });
+      try {
+        const key = `{${run}:resp}:camp`;
+        const g2 = guard(two.client);
+        const g3 = guard(three.client);
+        await g2.create(key, 4, { peruser: 2 });
+        await g3.reserve(key, "u1", { id: "r1" });
+        await g2.issue(key, "u2", 4);
+        assert.deepEqual(await g3.campaignInfo(key), await g2.campaignInfo(key));
+        assert.deepEqual(await g3.claims(key), await g2.claims(key));
+        assert.deepEqual(await g3.throttleAll([[`${key}:t`, 1, 1, 60]], { quantity: 0 }), await g2.throttleAll([[`${key}:t`, 1, 1, 60]], { quantity: 0 }));
+        assert.deepEqual(
+          await g3.pipeline().campaignInfo(key).claims(key).exec(),
+          await g2.pipeline().campaignInfo(key).claims(key).exec(),
+        );
+      } finally {
+        await two.close();
+        await three.close();
+      }
+    });
+  }
+});
+
+// ---------------------------------------------------------------- cluster
+
+/** Admin connections to every node, and what they measure. */
+async function nodesOf(addresses) {
+  const nodes = [];
+  for (const address of addresses) {
+    const connection = await clients.standalone(address);
+    nodes.push({ ...address, ...connection, id: String(await connection.raw(["CLUSTER", "MYID"])) });
+  }
+  return nodes;
+}
+
+function parseInfo(text, prefix) {
+  const fields = {};
+  for (const line of String(text).split(/\r?\n/)) {
+    if (!line.startsWith(prefix)) continue;
+    const [name, rest] = line.slice(prefix.length).split(":");
+    fields[name] = Object.fromEntries(rest.split(",").map((pair) => pair.split("=")).map(([k, v]) => [k, Number(v)]));
+  }
+  return fields;
+}
+
+async function ownerOf(nodes, key) {
+  const slot = Number(await nodes[0].raw(["CLUSTER", "KEYSLOT", key]));
+  const ranges = await nodes[0].raw(["CLUSTER", "SLOTS"]);
+  const range = ranges.find(([start, end]) => start <= slot && slot <= end);
+  const port = Number(range[2][1]);
+  return { slot, owner: nodes.find((node) => node.port === port) };
+}
+
+async function resetStats(nodes) {
+  for (const node of nodes) await node.raw(["CONFIG", "RESETSTAT"]);
+}
+
+/** Per node: calls of `command` (rejected and failed too), GETKEYS, MOVED/ASK. */
+async function measure(nodes, command) {
+  const figures = [];
+  for (const node of nodes) {
+    const stats = parseInfo(await node.raw(["INFO", "commandstats"]), "cmdstat_");
+    const errors = parseInfo(await node.raw(["INFO", "errorstats"]), "errorstat_");
+    const mine = stats[command] ?? {};
+    figures.push({
+      port: node.port,
+      calls: mine.calls ?? 0,
+      rejected: (mine.rejected_calls ?? 0) + (mine.failed_calls ?? 0),
+      getkeys: Object.keys(stats).filter((name) => name === "command" || name.startsWith("command|getkeys")).length,
+      moved: (errors.MOVED?.count ?? 0) + (errors.ASK?.count ?? 0),
+    });
+  }
+  return figures;
+}
+
+/** One method's N calls, each with fresh arguments where a call changes state. */
+function routedCalls(tag) {
+  const k = (name) => `{${tag}}:${name}`;
+  const camp = k("camp");
+  return {
+    setup: [["COUPON.CREATE", camp, 1000, "PERUSER", 1000]],
+    key: camp,
+    calls: {
+      incrcheck: (t, i) => t.incrcheck(k("i"), 1, 60, 1000 + i),
+      slidecheck: (t) => t.slidecheck(k("w"), 1, 60, 1000),
+      distinct: (t, i) => t.distinct(k("d"), `m${i}`, 60, 1000),
+      decrclamp: (t) => t.decrclamp(k("i"), 1),
+      issue: (t, i) => t.issue(k("s"), `u${i}`, 1000),
+      revoke: (t, i) => t.revoke(k("s"), `u${i}`),
+      throttle: (t) => t.throttle(k("t"), 100, 100, 60),
+      throttleAll: (t) => t.throttleAll([[k("t"), 100, 100, 60], [k("t2"), 100, 100, 60]]),
+      create: (t, i) => t.create(k(`c${i}`), 5),
+      reserve: (t, i) => t.reserve(camp, `u${i}`),
+      confirm: (t) => t.confirm(camp, 999999),
+      release: (t) => t.release(camp, 999999),
+      campaignInfo: (t) => t.campaignInfo(camp),
+      claims: (t) => t.claims(camp, { count: 1 }),
+    },
+  };
+}
+
+const commandName = {
+  incrcheck: "mon.incrcheck", slidecheck: "mon.slidecheck", distinct: "mon.distinct", decrclamp: "mon.decrclamp",
+  issue: "coupon.issue", revoke: "coupon.revoke", throttle: "cl.throttle", throttleAll: "cl.throttleall",
+  create: "coupon.create", reserve: "coupon.reserve", confirm: "coupon.confirm", release: "coupon.release",
+  campaignInfo: "coupon.info", claims: "coupon.claims",
+};
+
+/** N plain calls, a pipeline of N and a transaction of N of one method. */
+async function callEveryWay(g, call) {
+  let i = 0;
+  for (let n = 0; n < N; n++) await call(g, i++);
+  for (const transaction of [false, true]) {
+    const pipeline = g.pipeline({ transaction });
+    for (let n = 0; n < N; n++) call(pipeline, i++);
+    await pipeline.exec();
+  }
+  return i;
+}
+
+function assertRouted(figures, owner, method, calls) {
+  const summary = { method, calls: 0, elsewhere: 0, getkeys: 0, moved: 0 };
+  for (const node of figures) {
+    summary.getkeys += node.getkeys;
+    summary.moved += node.moved;
+    if (node.port === owner.port) summary.calls += node.calls;
+    else summary.elsewhere += node.calls + node.rejected;
+    if (node.port === owner.port) assert.equal(node.rejected, 0, `${method}: rejected on the owner`);
+  }
+  assert.deepEqual(summary, { method, calls, elsewhere: 0, getkeys: 0, moved: 0 }, JSON.stringify(figures));
+  return summary;
+}
+
+describe(`${library} ${version} cluster`, { skip: clusterAddresses.length === 0 }, () => {
+  let nodes;
+  let connection;
+  before(async () => {
+    nodes = await nodesOf(clusterAddresses);
+    connection = await clients.cluster(clusterAddresses);
+  });
+  after(async () => {
+    await connection?.close();
+    for (const node of nodes ?? []) await node.close();
+  });
+
+  it("every method resolves the raw reply it parses", () => resultsEqualRaw(connection, `${run}:c`));
+  it("errors reject with the library's own error and the server's text", () => errorsAreTheClients(connection, `${run}:ce`));
+  it("pipelines parse in order", () => pipelinesParseInOrder(connection, `${run}:cp`, false));
+  it("transactions parse in order", () => pipelinesParseInOrder(connection, `${run}:ct`, true));
+
+  it("RESP3: every method resolves the raw reply it parses", { skip: !clients.resp3 }, async () => {
+    const three = await clients.cluster(clusterAddresses, { resp: 3 });
+    try {
+      await resultsEqualRaw(three, `${run}:c3`);
+      await pipelinesParseInOrder(three, `${run}:c3p`, false);
+    } finally {
+      await three.close();
+    }
+  });
+
+  it("a MOVED is counted where the check looks (the check can fail)", async () => {
+    const key = `{${run}:wrong}:k`;
+    const { owner } = await ownerOf(nodes, key);
+    const other = nodes.find((node) => node !== owner);
+    await resetStats(nodes);
+    const error = await rejection(other.raw(["MON.INCRCHECK", key, 1, 10, 5]));
+    assert.match(error.message, /^MOVED /);
+    const figures = await measure(nodes, "mon.incrcheck");
+    assert.equal(figures.find((node) => node.port === other.port).moved, 1);
+    assert.throws(() => assertRouted(figures, owner, "incrcheck", 0));
+  });
+
+  it("a raw call through the cluster client is not routed by every library", async () => {
+    const key = `{${run}:raw}:k`;
+    const { owner } = await ownerOf(nodes, key);
+    await resetStats(nodes);
+    const calls = 12;
+    let failed = 0; // node-redis retries a MOVED on another random node, at most 16 times
+    for (let i = 0; i < calls; i++) {
+      try {
+        if (library === "ioredis") await connection.client.call("MON.INCRCHECK", key, 1, 60, 1000);
+        else await connection.client.sendCommand(undefined, false, ["MON.INCRCHECK", key, "1", "60", "1000"]);
+      } catch (error) {
+        assert.match(error.message, /^MOVED /);
+        failed++;
+      }
+    }
+    const figures = await measure(nodes, "mon.incrcheck");
+    const moved = figures.reduce((sum, node) => sum + node.moved, 0);
+    const elsewhere = figures.filter((node) => node.port !== owner.port).reduce((sum, node) => sum + node.calls + node.rejected, 0);
+    console.log(`ROUTING ${JSON.stringify({ library, version, method: "raw call, no key given", calls, failed, moved, elsewhere })}`);
+    assert.ok(moved + elsewhere > 0, JSON.stringify(figures));
+    assert.throws(() => assertRouted(figures, owner, "incrcheck", calls));
+    if (library === "redis") {
+      // Routed by hand, node-redis's raw call is one command on the owner.
+      await resetStats(nodes);
+      for (let i = 0; i < calls; i++) await connection.client.sendCommand(key, false, ["MON.INCRCHECK", key, "1", "60", "1000"]);
+      const summary = assertRouted(await measure(nodes, "mon.incrcheck"), owner, "raw sendCommand(firstKey)", calls);
+      console.log(`ROUTING ${JSON.stringify({ library, version, ...summary })}`);
+    }
+  });
+
+  it("every method goes to its key's owner as one command, plain, pipelined and in a transaction", async () => {
+    const g = guard(connection.client);
+    for (const method of METHODS) {
+      const tag = `${run}:route:${method}`;
+      const { setup, key, calls } = routedCalls(tag);
+      for (const words of setup) await connection.raw(words);
+      const { owner } = await ownerOf(nodes, key);
+      await resetStats(nodes);
+      const made = await callEveryWay(g, calls[method]);
+      const summary = assertRouted(await measure(nodes, commandName[method]), owner, method, made);
+      console.log(`ROUTING ${JSON.stringify({ library, version, ...summary })}`);
+    }
+  });
+
+  it("ioredis's keyPrefix: every key prefixed, routed by the prefixed key", { skip: library !== "ioredis" }, async () => {
+    const prefix = `${run}:pfx:`;
+    const prefixed = await clients.cluster(clusterAddresses, { keyPrefix: prefix });
+    try {
+      const g = guard(prefixed.client);
+      // No hash tag: the prefix changes the slot.
+      const { owner } = await ownerOf(nodes, `${prefix}api`);
+      await resetStats(nodes);
+      for (let i = 0; i < N; i++) await g.throttle("api", 10, 10, 60);
+      const pipeline = g.pipeline();
+      for (let i = 0; i < N; i++) pipeline.throttle("api", 10, 10, 60);
+      await pipeline.exec();
+      assertRouted(await measure(nodes, "cl.throttle"), owner, "throttle", 2 * N);
+      assert.equal(await connection.raw(["EXISTS", `${prefix}api`]), 1);
+      assert.equal(await connection.raw(["EXISTS", "api"]), 0);
+      assert.deepEqual(await g.incrcheck("{u}:orders", 1, 60, 1, { alert: "{u}:alerts" }), { current: 1, level: 1 });
+      assert.equal(await connection.raw(["XLEN", `${prefix}{u}:alerts`]), 1);
+      assert.equal((await g.throttleAll([["{u}:a", 1, 1, 60], ["{u}:b", 1, 1, 60]])).limited, false);
+      assert.equal(await connection.raw(["EXISTS", `${prefix}{u}:a`, `${prefix}{u}:b`]), 2);
+    } finally {
+      await prefixed.close();
+    }
+  });
+
+  it("after the key's slot moves, the calls follow it", async () => {
+    const g = guard(connection.client);
+    const key = `{${run}:move}:orders`;
+    const camp = `{${run}:move}:camp`;
+    assert.deepEqual(await g.incrcheck(key, 1, 600, 100), { current: 1, level: 0 });
+    await g.create(camp, 10);
+    await g.reserve(camp, "u1");
+    const { slot, owner } = await ownerOf(nodes, key);
+    const target = nodes.find((node) => node !== owner);
+    // The classic resharding steps, by hand.
+    await target.raw(["CLUSTER", "SETSLOT", slot, "IMPORTING", owner.id]);
+    await owner.raw(["CLUSTER", "SETSLOT", slot, "MIGRATING", target.id]);
+    const keys = (await owner.raw(["CLUSTER", "GETKEYSINSLOT", slot, 1000])).map(String);
+    await owner.raw(["MIGRATE", target.host, target.port, "", 0, 5000, "KEYS", ...keys]);
+    for (const node of [target, owner, ...nodes.filter((n) => n !== owner && n !== target)]) {
+      await node.raw(["CLUSTER", "SETSLOT", slot, "NODE", target.id]);
+    }
+    // The next calls succeed: the client follows the redirection.
+    assert.deepEqual(await g.incrcheck(key, 1, 600, 100), { current: 2, level: 0 });
+    assert.equal((await g.reserve(camp, "u2")).claim, 2);
+    // Once the client has refreshed its map: no MOVED, every call on the new owner.
+    let figures;
+    let summary;
+    for (let attempt = 0; attempt < 50; attempt++) {
+      await resetStats(nodes);
+      const made = await callEveryWay(g, (t) => t.incrcheck(key, 1, 600, 100));
+      figures = await measure(nodes, "mon.incrcheck");
+      try {
+        summary = assertRouted(figures, target, "incrcheck", made);
+        break;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    assert.ok(summary, `never settled on the new owner: ${JSON.stringify(figures)}`);
+    console.log(`ROUTING ${JSON.stringify({ library, version, ...summary, method: "incrcheck after the slot moved" })}`);
+    assert.equal((await g.campaignInfo(camp)).claims, 2);
+  });
+});

@@ -1,0 +1,243 @@
+//! The Node package (`clients/node`, npm `redis-guard`) against the real
+//! module, through the oldest and newest supported release of each client
+//! library: ioredis 5.0.0 and 5.10.1, node-redis 4.0.0 and 5.12.1. Each set
+//! is installed once into the build output by clients/node/test/install.sh
+//! (the package itself as a user installs it, `npm install
+//! <checkout>/clients/node`); node's test runner then runs
+//! clients/node/test/guard.test.mjs against a standalone server and a
+//! 3-primary cluster made here: every method's result is the raw reply it
+//! parses, errors are the library's own, options left out are not sent,
+//! pipelines parse in order, and in the cluster every call reaches its
+//! key's owner as one command (counted from INFO commandstats and
+//! errorstats), also after the key's slot moved.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::cluster::Cluster;
+use common::*;
+
+fn package() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/node")
+}
+
+/// The folder of client set `name`, installed on first use.
+fn client_set(name: &str) -> PathBuf {
+    let output = Command::new(package().join("test/install.sh"))
+        .arg(name)
+        .output()
+        .expect("run clients/node/test/install.sh");
+    assert!(
+        output.status.success(),
+        "installing the node client set {name} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+}
+
+fn run(command: &mut Command, what: &str) -> String {
+    let output = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(
+        output.status.success(),
+        "{what} failed:\n{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// Runs the package's node tests through client set `set` (library
+/// `library`) against a fresh standalone server and a fresh cluster.
+fn node_tests(set: &str, library: &str) {
+    let dir = client_set(set);
+    let server = Server::start();
+    let cluster = Cluster::with_replicas(0);
+    let addresses: Vec<String> = cluster
+        .nodes
+        .iter()
+        .map(|node| format!("127.0.0.1:{}", node.port))
+        .collect();
+    let printed = run(
+        Command::new("node")
+            .arg("--test")
+            .arg(package().join("test/guard.test.mjs"))
+            .current_dir(&dir)
+            .env("GUARD_CLIENT", library)
+            .env("GUARD_STANDALONE", format!("127.0.0.1:{}", server.port))
+            .env("GUARD_CLUSTER", addresses.join(",")),
+        &format!("node --test with {set}"),
+    );
+    // The routing figures, for `cargo test -- --nocapture`.
+    for line in printed.lines().filter(|line| line.contains("ROUTING")) {
+        println!("{line}");
+    }
+    assert!(printed.contains("# fail 0"), "{printed}");
+    assert!(!printed.contains("# pass 0"), "{printed}");
+}
+
+#[test]
+fn ioredis_oldest_5x() {
+    node_tests("ioredis-5.0.0", "ioredis");
+}
+
+#[test]
+fn ioredis_newest_5x() {
+    node_tests("ioredis-5.10.1", "ioredis");
+}
+
+#[test]
+fn node_redis_oldest_4x() {
+    node_tests("redis-4.0.0", "redis");
+}
+
+#[test]
+fn node_redis_newest_5x() {
+    node_tests("redis-5.12.1", "redis");
+}
+
+/// A scratch folder inside a client set, so that its packages resolve.
+fn scratch(set: &Path, what: &str) -> PathBuf {
+    let dir = set.join(format!("run-{what}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn the_example_compiles_under_tsc_strict_and_a_mistyped_one_does_not() {
+    let tools = client_set("tools");
+    let dir = scratch(&tools, "example");
+    let example = std::fs::read_to_string(package().join("example.ts")).unwrap();
+    // The pipeline's results are typed in order: the first is a Reservation.
+    let wrong = example.replace("reservation.claim,", "reservation.current,");
+    assert_ne!(wrong, example);
+    std::fs::write(dir.join("example.ts"), &example).unwrap();
+    std::fs::write(dir.join("wrong.ts"), wrong).unwrap();
+    // One compiler run for both (node-redis 5's types take seconds to
+    // load); the libraries' own .d.ts are not re-checked, the programs are.
+    let output = Command::new(tools.join("node_modules/.bin/tsc"))
+        .current_dir(&dir)
+        .args([
+            "--strict",
+            "--noEmit",
+            "--skipLibCheck",
+            "--target",
+            "es2022",
+            "--module",
+            "nodenext",
+            "--moduleResolution",
+            "nodenext",
+            "example.ts",
+            "wrong.ts",
+        ])
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout).to_string();
+    let errors: Vec<&str> = printed.lines().filter(|l| l.contains("error")).collect();
+    assert!(!output.status.success(), "tsc accepted a mistyped result");
+    assert!(
+        errors.len() == 1
+            && errors[0].starts_with("wrong.ts(")
+            && errors[0].ends_with("Property 'current' does not exist on type 'Reservation'."),
+        "tsc --strict: example.ts must compile and wrong.ts fail once:\n{printed}"
+    );
+}
+
+/// The oldest supported releases' own types fit `guard()` too (the example
+/// is compiled against the newest).
+#[test]
+fn the_oldest_clients_types_fit_guard_under_tsc_strict() {
+    let tools = client_set("tools");
+    let programs = [
+        (
+            "ioredis-5.0.0",
+            r#"import Redis, { Cluster } from "ioredis";
+import { guard, type Check } from "redis-guard";
+async function main(): Promise<void> {
+  const a: Check = await guard(new Redis()).incrcheck("k", 1, 60, 5);
+  const [b] = await guard(new Cluster([])).pipeline({ transaction: true }).throttle("t", 1, 1, 1).exec();
+  console.log(a.level, b.limited);
+}
+void main();
+"#,
+        ),
+        (
+            "redis-4.0.0",
+            r#"import { createClient, createCluster } from "redis";
+import { guard, type Check } from "redis-guard";
+async function main(): Promise<void> {
+  const a: Check = await guard(createClient()).incrcheck("k", 1, 60, 5);
+  const [b] = await guard(createCluster({ rootNodes: [] })).pipeline().throttle("t", 1, 1, 1).exec();
+  console.log(a.level, b.limited);
+}
+void main();
+"#,
+        ),
+    ];
+    for (set, program) in programs {
+        let dir = scratch(&client_set(set), "types");
+        std::fs::write(dir.join("program.ts"), program).unwrap();
+        run(
+            Command::new(tools.join("node_modules/.bin/tsc"))
+                .current_dir(&dir)
+                .args(["--strict", "--noEmit", "--skipLibCheck", "--typeRoots"])
+                .arg(tools.join("node_modules/@types"))
+                .args([
+                    "--types",
+                    "node",
+                    "--target",
+                    "es2022",
+                    "--module",
+                    "nodenext",
+                    "--moduleResolution",
+                    "nodenext",
+                    "program.ts",
+                ]),
+            &format!("tsc --strict against {set}'s types"),
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// `npm install ./clients/node` installs the committed dist/ (no build
+/// step on the user's machine): it must be exactly the build of src/.
+#[test]
+fn the_committed_dist_is_the_build_of_src() {
+    let tools = client_set("tools");
+    let dir = scratch(&tools, "dist");
+    run(
+        Command::new(tools.join("node_modules/.bin/tsc"))
+            .current_dir(&tools)
+            .arg("-p")
+            .arg(package().join("tsconfig.json"))
+            .arg("--typeRoots")
+            .arg(tools.join("node_modules/@types"))
+            .arg("--outDir")
+            .arg(&dir),
+        "tsc -p clients/node",
+    );
+    let mut built: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    built.sort();
+    let mut shipped: Vec<_> = std::fs::read_dir(package().join("dist"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    shipped.sort();
+    assert_eq!(built, shipped, "dist/ has other files than the build");
+    for name in &built {
+        let fresh = std::fs::read_to_string(dir.join(name)).unwrap();
+        let committed = std::fs::read_to_string(package().join("dist").join(name)).unwrap();
+        assert!(
+            fresh == committed,
+            "clients/node/dist/{} is not the build of src/: run `npm run build` in clients/node",
+            name.to_string_lossy()
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
