@@ -241,3 +241,46 @@ fn the_committed_dist_is_the_build_of_src() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The README's Node example, as shown: compiled under `tsc --strict` as
+/// the ES module it is, then run against a fresh server.
+#[test]
+fn the_readme_quickstart_compiles_and_prints_what_the_readme_shows() {
+    let tools = client_set("tools");
+    let dir = scratch(&tools, "quickstart");
+    let code = std::fs::read_to_string(package().join("quickstart.mts")).unwrap();
+    std::fs::write(dir.join("quickstart.mts"), &code).unwrap();
+    run(
+        Command::new(tools.join("node_modules/.bin/tsc"))
+            .current_dir(&dir)
+            .args(["--strict", "--skipLibCheck", "--target", "es2022"])
+            .args([
+                "--module",
+                "nodenext",
+                "--moduleResolution",
+                "nodenext",
+                "quickstart.mts",
+            ]),
+        "tsc --strict quickstart.mts",
+    );
+    let server = Server::start();
+    let printed = run(
+        Command::new("node")
+            .arg(dir.join("quickstart.mjs"))
+            .env("REDIS_URL", server.url()),
+        "node quickstart.mjs",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        printed,
+        "orders 3 1\nclaim 1 1 1\nlimited false remaining 4\nrank 1 refunded to 2\n"
+    );
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!(
+            "```ts\n{code}```\n\nIt prints:\n\n```text\n{printed}```"
+        )),
+        "README.md shows clients/node/quickstart.mts and what it prints, verbatim"
+    );
+}
