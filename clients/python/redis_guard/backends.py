@@ -49,7 +49,8 @@ class _RedisPyBatch:
         if redis_py.cluster and self._transaction and not redis_py.is_async and self._calls:
             # redis-py's cluster transaction finds each command's slot itself
             # (COMMAND GETKEYS for MON.* and CL.THROTTLEALL; none before 6.0):
-            # MULTI/EXEC on the owner's own connection instead.
+            # MULTI/EXEC on the owner's own connection instead (a MOVED, if
+            # the slot has just moved, is raised, not followed).
             key = next((call.key for call in self._calls if call.key is not None), None)
             if key is not None:
                 client = client.get_node_from_key(key).redis_connection
@@ -107,8 +108,7 @@ class RedisPy:
 # --- valkey-glide -----------------------------------------------------------
 
 
-def _glide_route(module: str, call: Call[Any]) -> Any:
-    routes = sys.modules[module]
+def _glide_route(routes: Any, call: Call[Any]) -> Any:
     if call.key is None:
         return None
     if isinstance(call.key, str):
@@ -122,7 +122,7 @@ class _GlideBatch:
     key's slot. In a pipeline glide routes each command by its first
     argument: the key for every command but CL.THROTTLEALL, which goes
     with the rest only when all share one slot (the batch is then sent
-    there), else apart, routed."""
+    there), else apart, routed, after the batch."""
 
     def __init__(self, glide: _Glide, transaction: Optional[bool]) -> None:
         self._glide = glide
@@ -139,7 +139,7 @@ class _GlideBatch:
             return False
         return len({key_slot(call.key) for call in self._calls if call.key is not None}) == 1
 
-    def plan(self) -> Tuple[Any, Any, List[Tuple[int, Call[Any]]]]:
+    def _plan(self) -> Tuple[Any, Any, List[Tuple[int, Call[Any]]]]:
         """The batch, its options, and the calls sent apart (with their
         place in the results)."""
         module = self._glide.module
@@ -156,12 +156,12 @@ class _GlideBatch:
                 batch.custom_command(list(call.words))
         options = None
         if whole and self._calls and self._calls[0].key is not None:
-            route = _glide_route(self._glide.routes, self._calls[0])
+            route = _glide_route(module, self._calls[0])
             options = module.ClusterBatchOptions(route=route)
         return batch, options, apart
 
     def execute(self) -> Any:
-        batch, options, apart = self.plan()
+        batch, options, apart = self._plan()
         client = self._glide.client
         if self._glide.is_async:
             return self._execute_async(batch, options, apart)
@@ -188,14 +188,13 @@ class _Glide:
     def __init__(self, client: Any, module: str, cluster: bool) -> None:
         self.client = client
         self.module = sys.modules[module]
-        self.routes = module
         self.cluster = cluster
         self.is_async = module == "glide"
 
     def execute(self, call: Call[Any]) -> Any:
         if not self.cluster:
             return self.client.custom_command(list(call.words))
-        return self.client.custom_command(list(call.words), _glide_route(self.routes, call))
+        return self.client.custom_command(list(call.words), _glide_route(self.module, call))
 
     def batch(self, transaction: Optional[bool]) -> _GlideBatch:
         return _GlideBatch(self, transaction)
