@@ -1,10 +1,12 @@
 //! `make bench-clients`: the client packages in a real 3-primary cluster
 //! with the module. Each language's bench program (bench/clients/) prints
-//! a JSON object a measured row; this makes them one table, with the
-//! package's rate as a ratio to INCRBY and to the Lua twin through the
-//! same client, and what each call cost the servers (module command or
-//! EVALSHA, COMMAND GETKEYS, MOVED), and writes it into its section of
-//! bench/RESULTS.md.
+//! a JSON object a measured row: python.py (redis-py, valkey-glide), then
+//! node.mjs once per Node client (ioredis, node-redis, each from its
+//! newest set of clients/node/test/install.sh). This makes them one
+//! table, with the package's rate as a ratio to INCRBY and to the Lua twin
+//! through the same client, and what each call cost the servers (module
+//! command or EVALSHA, COMMAND GETKEYS, MOVED), and writes it into its
+//! section of bench/RESULTS.md.
 
 mod common;
 
@@ -26,15 +28,18 @@ const PACKAGE_ROWS: [(&str, &str); 3] = [
 
 struct Row {
     rate: f64,
-    /// Server commands per call: the command itself, GETKEYS, MOVED.
+    /// Server commands per call: the command itself (those answered MOVED
+    /// too), GETKEYS.
     per_call: f64,
     getkeys: i64,
     moved: i64,
 }
 
+/// A value of a one-line JSON object, with or without a space after the
+/// colon (Python's json.dumps writes one, JSON.stringify none).
 fn field(line: &str, name: &str) -> Option<String> {
-    let start = line.find(&format!("\"{name}\": "))? + name.len() + 4;
-    let rest = &line[start..];
+    let start = line.find(&format!("\"{name}\":"))? + name.len() + 3;
+    let rest = line[start..].trim_start();
     let end = rest.find([',', '}']).unwrap_or(rest.len());
     Some(rest[..end].trim_matches('"').to_string())
 }
@@ -65,7 +70,9 @@ fn parse(line: &str) -> Option<(String, String, bool, Row)> {
     .sum::<i64>()
         // The Lua twin of INCRCHECK calls INCRBY inside: not a client's call.
         - if op.contains("EVALSHA") { count("incrby") } else { 0 };
-    let per_call = (commands + getkeys + moved) as f64 / calls;
+    // A call answered MOVED is one of its command's rejected_calls, which
+    // the programs add to its calls, and one errorstat_MOVED: count it once.
+    let per_call = (commands + getkeys) as f64 / calls;
     Some((
         client,
         op,
@@ -79,6 +86,52 @@ fn parse(line: &str) -> Option<(String, String, bool, Row)> {
     ))
 }
 
+/// The measured rows, by (client, mode) in the order the programs print
+/// them, each with its operations.
+type Table = Vec<((String, bool), BTreeMap<String, Row>)>;
+
+/// Runs a client package's test installer for `set` and gives the folder
+/// it prints (where that set's libraries are).
+fn install(installer: &Path, set: &str) -> String {
+    let output = Command::new(installer)
+        .arg(set)
+        .output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", installer.display()));
+    assert!(
+        output.status.success(),
+        "{} {set} failed:\n{}",
+        installer.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+/// Runs one bench program against the cluster (GUARD_CLUSTER) and adds
+/// the rows it prints to `table`.
+fn run_bench(mut program: Command, what: &str, cluster: &str, table: &mut Table) {
+    let output = program
+        .env("GUARD_CLUSTER", cluster)
+        .output()
+        .unwrap_or_else(|e| panic!("run {what}: {e}"));
+    assert!(
+        output.status.success(),
+        "{what} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Some((client, op, pipelined, row)) = parse(line) else {
+            continue;
+        };
+        let key = (client, pipelined);
+        match table.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, ops)) => {
+                ops.insert(op, row);
+            }
+            None => table.push((key, BTreeMap::from([(op, row)]))),
+        }
+    }
+}
+
 fn main() {
     let cluster = Cluster::with_replicas(0);
     let addresses: Vec<String> = cluster
@@ -86,37 +139,33 @@ fn main() {
         .iter()
         .map(|n| format!("127.0.0.1:{}", n.port))
         .collect();
+    let addresses = addresses.join(",");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let libraries = Command::new(root.join("clients/python/tests/install.sh"))
-        .arg("newest")
-        .output()
-        .expect("install the Python clients");
-    assert!(libraries.status.success());
-    let libraries = String::from_utf8(libraries.stdout).unwrap();
-    let output = Command::new("python3")
+    let mut rows = Table::new();
+    let libraries = install(&root.join("clients/python/tests/install.sh"), "newest");
+    let mut python = Command::new("python3");
+    python
         .arg(root.join("bench/clients/python.py"))
-        .env("GUARD_CLUSTER", addresses.join(","))
         .env(
             "PYTHONPATH",
-            format!(
-                "{}:{}",
-                root.join("clients/python").display(),
-                libraries.trim()
-            ),
+            format!("{}:{libraries}", root.join("clients/python").display()),
         )
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .expect("run bench/clients/python.py");
-    assert!(
-        output.status.success(),
-        "bench/clients/python.py failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let mut rows: BTreeMap<(String, bool), BTreeMap<String, Row>> = BTreeMap::new();
-    for line in String::from_utf8_lossy(&output.stdout).lines() {
-        if let Some((client, op, pipelined, row)) = parse(line) {
-            rows.entry((client, pipelined)).or_default().insert(op, row);
-        }
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    run_bench(python, "bench/clients/python.py", &addresses, &mut rows);
+    // The newest set of each Node client; node.mjs loads the library and
+    // redis-guard from the set's folder, its working directory.
+    for (set, library) in [("ioredis-5.10.1", "ioredis"), ("redis-5.12.1", "redis")] {
+        let folder = install(&root.join("clients/node/test/install.sh"), set);
+        let mut node = Command::new("node");
+        node.arg(root.join("bench/clients/node.mjs"))
+            .current_dir(folder)
+            .env("GUARD_CLIENT", library);
+        run_bench(
+            node,
+            &format!("bench/clients/node.mjs with {set}"),
+            &addresses,
+            &mut rows,
+        );
     }
     let mut table = String::from(
         "| client | mode | command | package calls/s | INCRBY calls/s | x INCRBY | Lua twin calls/s | x twin | server commands per call | GETKEYS | MOVED |\n\
