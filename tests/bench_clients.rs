@@ -15,6 +15,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::cluster::Cluster;
+use common::tools::installed;
 
 const BEGIN: &str = "<!-- bench-clients: written by `make bench-clients` -->";
 const END: &str = "<!-- /bench-clients -->";
@@ -27,12 +28,31 @@ const PACKAGE_ROWS: [(&str, &str); 3] = [
 ];
 
 struct Row {
-    rate: f64,
+    /// Calls per second, one a round.
+    rates: Vec<f64>,
     /// Server commands per call: the command itself (those answered MOVED
     /// too), GETKEYS.
     per_call: f64,
     getkeys: i64,
     moved: i64,
+}
+
+impl Row {
+    /// The median of the rounds' rates: one slow round on a shared
+    /// machine does not move it.
+    fn rate(&self) -> f64 {
+        let mut rates = self.rates.clone();
+        rates.sort_by(f64::total_cmp);
+        rates[rates.len() / 2]
+    }
+}
+
+/// Rounds of every program, one after the other (GUARD_BENCH_ROUNDS).
+fn rounds() -> usize {
+    std::env::var("GUARD_BENCH_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(3)
 }
 
 /// A value of a one-line JSON object, with or without a space after the
@@ -78,7 +98,7 @@ fn parse(line: &str) -> Option<(String, String, bool, Row)> {
         op,
         pipelined,
         Row {
-            rate,
+            rates: vec![rate],
             per_call,
             getkeys,
             moved,
@@ -90,25 +110,9 @@ fn parse(line: &str) -> Option<(String, String, bool, Row)> {
 /// them, each with its operations.
 type Table = Vec<((String, bool), BTreeMap<String, Row>)>;
 
-/// Runs a client package's test installer for `set` and gives the folder
-/// it prints (where that set's libraries are).
-fn install(installer: &Path, set: &str) -> String {
-    let output = Command::new(installer)
-        .arg(set)
-        .output()
-        .unwrap_or_else(|e| panic!("run {}: {e}", installer.display()));
-    assert!(
-        output.status.success(),
-        "{} {set} failed:\n{}",
-        installer.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap().trim().to_string()
-}
-
 /// Runs one bench program against the cluster (GUARD_CLUSTER) and adds
 /// the rows it prints to `table`.
-fn run_bench(mut program: Command, what: &str, cluster: &str, table: &mut Table) {
+fn run_bench(program: &mut Command, what: &str, cluster: &str, table: &mut Table) {
     let output = program
         .env("GUARD_CLUSTER", cluster)
         .output()
@@ -124,9 +128,19 @@ fn run_bench(mut program: Command, what: &str, cluster: &str, table: &mut Table)
         };
         let key = (client, pipelined);
         match table.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, ops)) => {
-                ops.insert(op, row);
-            }
+            // A later round: its rate joins the others; its counts, which
+            // are the same every round, stand.
+            Some((_, ops)) => match ops.get_mut(&op) {
+                Some(seen) => {
+                    seen.rates.extend(row.rates);
+                    seen.per_call = seen.per_call.max(row.per_call);
+                    seen.getkeys += row.getkeys;
+                    seen.moved += row.moved;
+                }
+                None => {
+                    ops.insert(op, row);
+                }
+            },
             None => table.push((key, BTreeMap::from([(op, row)]))),
         }
     }
@@ -142,7 +156,10 @@ fn main() {
     let addresses = addresses.join(",");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut rows = Table::new();
-    let libraries = install(&root.join("clients/python/tests/install.sh"), "newest");
+    let libraries = installed(&root.join("clients/python/tests/install.sh"), &["newest"])
+        .display()
+        .to_string();
+    let mut programs: Vec<(String, Command)> = Vec::new();
     let mut python = Command::new("python3");
     python
         .arg(root.join("bench/clients/python.py"))
@@ -151,21 +168,23 @@ fn main() {
             format!("{}:{libraries}", root.join("clients/python").display()),
         )
         .env("PYTHONDONTWRITEBYTECODE", "1");
-    run_bench(python, "bench/clients/python.py", &addresses, &mut rows);
+    programs.push(("bench/clients/python.py".into(), python));
     // The newest set of each Node client; node.mjs loads the library and
     // redis-guard from the set's folder, its working directory.
     for (set, library) in [("ioredis-5.10.1", "ioredis"), ("redis-5.12.1", "redis")] {
-        let folder = install(&root.join("clients/node/test/install.sh"), set);
+        let folder = installed(&root.join("clients/node/test/install.sh"), &[set]);
         let mut node = Command::new("node");
         node.arg(root.join("bench/clients/node.mjs"))
             .current_dir(folder)
             .env("GUARD_CLIENT", library);
-        run_bench(
-            node,
-            &format!("bench/clients/node.mjs with {set}"),
-            &addresses,
-            &mut rows,
-        );
+        programs.push((format!("bench/clients/node.mjs with {set}"), node));
+    }
+    // Rounds of all programs in turn, so a busy moment of the machine falls
+    // on one round of each, not on one client.
+    for _ in 0..rounds() {
+        for (what, program) in &mut programs {
+            run_bench(program, what, &addresses, &mut rows);
+        }
     }
     let mut table = String::from(
         "| client | mode | command | package calls/s | INCRBY calls/s | x INCRBY | Lua twin calls/s | x twin | server commands per call | GETKEYS | MOVED |\n\
@@ -183,8 +202,8 @@ fn main() {
             let ratio = |other: Option<&Row>| {
                 other.map_or(("n/a".into(), "n/a".into()), |o| {
                     (
-                        format!("{:.0}", o.rate),
-                        format!("{:.2}", row.rate / o.rate),
+                        format!("{:.0}", o.rate()),
+                        format!("{:.2}", row.rate() / o.rate()),
                     )
                 })
             };
@@ -193,7 +212,7 @@ fn main() {
             table.push_str(&format!(
                 "| {client} | {mode} | {} | {:.0} | {incrby_rate} | {x_incrby} | {twin_rate} | {x_twin} | {:.2} | {} | {} |\n",
                 op.trim_end_matches(" (package)"),
-                row.rate,
+                row.rate(),
                 row.per_call,
                 row.getkeys,
                 row.moved
@@ -202,7 +221,10 @@ fn main() {
         if let Some(raw) = ops.get("MON.INCRCHECK (raw call)") {
             table.push_str(&format!(
                 "| {client} | {mode} | MON.INCRCHECK, raw call (no package) | {:.0} | | | | | {:.2} | {} | {} |\n",
-                raw.rate, raw.per_call, raw.getkeys, raw.moved
+                raw.rate(),
+                raw.per_call,
+                raw.getkeys,
+                raw.moved
             ));
         }
     }
@@ -212,7 +234,9 @@ fn main() {
     let section = format!(
         "{BEGIN}\n## Through the client packages, in a 3-primary cluster\n\n\
          One process per client on this machine's 2 cores with the 3 servers: the rates are the \
-         client's, so read the ratios and the commands per call.\n\n{table}{END}"
+         client's, so read the ratios and the commands per call. Each rate is the median of \
+         {} rounds of every program in turn.\n\n{table}{END}",
+        rounds()
     );
     let updated = match (results.find(BEGIN), results.find(END)) {
         (Some(start), Some(end)) => format!(

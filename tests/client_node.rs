@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::cluster::Cluster;
+use common::tools::{installed, run};
 use common::*;
 
 fn package() -> PathBuf {
@@ -25,27 +26,7 @@ fn package() -> PathBuf {
 
 /// The folder of client set `name`, installed on first use.
 fn client_set(name: &str) -> PathBuf {
-    let output = Command::new(package().join("test/install.sh"))
-        .arg(name)
-        .output()
-        .expect("run clients/node/test/install.sh");
-    assert!(
-        output.status.success(),
-        "installing the node client set {name} failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
-}
-
-fn run(command: &mut Command, what: &str) -> String {
-    let output = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    assert!(
-        output.status.success(),
-        "{what} failed:\n{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
+    installed(&package().join("test/install.sh"), &[name])
 }
 
 /// Runs the package's node tests through client set `set` (library

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::cluster::Cluster;
+use common::tools::installed;
 use common::*;
 
 fn package() -> PathBuf {
@@ -19,16 +20,7 @@ fn package() -> PathBuf {
 
 /// The folder holding one set of client libraries (installed on first use).
 fn libraries(set: &str) -> PathBuf {
-    let output = Command::new(package().join("tests/install.sh"))
-        .arg(set)
-        .output()
-        .expect("run clients/python/tests/install.sh");
-    assert!(
-        output.status.success(),
-        "installing the {set} Python clients failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+    installed(&package().join("tests/install.sh"), &[set])
 }
 
 fn search_path(folders: &[&Path]) -> String {

@@ -11,6 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::tools::{installed, repository, run};
 use common::*;
 
 fn read(path: &str) -> String {
@@ -42,16 +43,7 @@ fn snippet(name: &str) -> String {
 
 /// The folder the client libraries were installed into.
 fn clients() -> PathBuf {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/install.sh");
-    let output = Command::new(script)
-        .output()
-        .expect("run tests/clients/install.sh");
-    assert!(
-        output.status.success(),
-        "installing the clients failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+    installed(&repository("tests/clients/install.sh"), &[])
 }
 
 /// What every snippet prints on a fresh server: MON.INCRCHECK's
@@ -65,17 +57,6 @@ fn assert_shown(name: &str) {
         documentation().contains(code.trim_end()),
         "README.md or docs/ must show tests/clients/{name} verbatim"
     );
-}
-
-fn run(command: &mut Command, what: &str) -> String {
-    let output = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(
-        output.status.success(),
-        "{what} failed:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
 }
 
 /// The client libraries, and the checkout's Python package (redis_guard).

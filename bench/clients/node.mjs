@@ -113,7 +113,7 @@ function ioredis() {
         ),
         new Row(
           "CL.THROTTLE (package)",
-          (i) => g.throttle(counter(i), 10 ** 6, 10 ** 6, 1),
+          (i) => g.throttle(counter(i) + "t", 10 ** 6, 10 ** 6, 1),
           guardPipelined((p, i) => p.throttle(counter(batchOf(i)) + "t", 10 ** 6, 10 ** 6, 1)),
         ),
         new Row(
@@ -190,7 +190,7 @@ function nodeRedis() {
         ),
         new Row(
           "CL.THROTTLE (package)",
-          (i) => g.throttle(counter(i), 10 ** 6, 10 ** 6, 1),
+          (i) => g.throttle(counter(i) + "t", 10 ** 6, 10 ** 6, 1),
           guardPipelined((p, i) => p.throttle(counter(batchOf(i)) + "t", 10 ** 6, 10 ** 6, 1)),
         ),
         new Row(

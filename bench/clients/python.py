@@ -3,7 +3,7 @@ valkey-glide's cluster clients, sequential and pipelined, the package's
 MON.INCRCHECK, CL.THROTTLE and COUPON.RESERVE against INCRBY and the Lua
 twins through the same client, and the server commands each call cost
 (INFO commandstats and errorstats of every primary). Prints one JSON
-object a row; bench/clients.rs makes the table. GUARD_CLUSTER names the
+object a row; tests/bench_clients.rs makes the table. GUARD_CLUSTER names the
 primaries, GUARD_BENCH_SECONDS the time a row runs."""
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def redis_py_rows(shas: Dict[str, str], run: str) -> List[Row]:
         Row("MON.INCRCHECK (raw call)", lambda i: client.execute_command("MON.INCRCHECK", counter(i), 1, 3600, 10**9), None),
         Row("incrcheck.lua (EVALSHA)", lambda i: client.evalsha(shas["incrcheck"], 1, counter(i), 1, 3600, 10**9),
             pipelined(lambda p, i: p.execute_command("EVALSHA", shas["incrcheck"], 1, counter(i), 1, 3600, 10**9))),
-        Row("CL.THROTTLE (package)", lambda i: g.throttle(counter(i), 10**6, 10**6, 1),
+        Row("CL.THROTTLE (package)", lambda i: g.throttle(counter(i) + "t", 10**6, 10**6, 1),
             guard_pipelined(lambda p, i: p.throttle(counter(i) + "t", 10**6, 10**6, 1))),
         Row("throttle.lua (EVALSHA)", lambda i: client.evalsha(shas["throttle"], 1, counter(i) + "l", 10**6, 10**6, 1, 1),
             pipelined(lambda p, i: p.execute_command("EVALSHA", shas["throttle"], 1, counter(i) + "l", 10**6, 10**6, 1, 1))),
@@ -185,7 +185,7 @@ def glide_rows(shas: Dict[str, str], run: str) -> List[Row]:
         Row("MON.INCRCHECK (raw call)",
             lambda i: client.custom_command(["MON.INCRCHECK", counter(i), "1", "3600", str(10**9)]), None),
         Row("incrcheck.lua (EVALSHA)", lambda i: script("incrcheck", [counter(i)], [1, 3600, 10**9]), None),
-        Row("CL.THROTTLE (package)", lambda i: g.throttle(counter(i), 10**6, 10**6, 1),
+        Row("CL.THROTTLE (package)", lambda i: g.throttle(counter(i) + "t", 10**6, 10**6, 1),
             guard_pipelined(lambda p, i: p.throttle(counter(i) + "t", 10**6, 10**6, 1))),
         Row("throttle.lua (EVALSHA)", lambda i: script("throttle", [counter(i) + "l"], [10**6, 10**6, 1, 1]), None),
         Row("COUPON.RESERVE (package)", lambda i: g.reserve(f"{campaign(i)}:cpn", user(i)),

@@ -19,6 +19,7 @@ pub mod commands;
 pub mod crowd;
 pub mod payload;
 pub mod rng;
+pub mod tools;
 
 /// The built module; `make test` builds it before the tests run. It sits
 /// beside the test binary's own folder (`<target>/release/deps/..`), so
@@ -48,16 +49,7 @@ pub fn redis_cell_module() -> PathBuf {
     if let Some(path) = std::env::var_os("GUARD_REDIS_CELL") {
         return PathBuf::from(path);
     }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/redis-cell.sh");
-    let output = Command::new(script)
-        .output()
-        .expect("run tests/peers/redis-cell.sh");
-    assert!(
-        output.status.success(),
-        "building redis-cell failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+    tools::installed(&tools::repository("tests/peers/redis-cell.sh"), &[])
 }
 
 /// The server binary every test starts: GUARD_SERVER (`make test-matrix`
