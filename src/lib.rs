@@ -4,7 +4,7 @@
 //! Layout: `redis/` owns the Redis module API (every `unsafe` is there);
 //! each command family is a folder (`mon/`, `coupon/`, `campaign/`,
 //! `throttle/`, `window/`) where a command is one file (metadata, parsing, handler)
-//! beside the family's pure decisions (`rules.rs`, `model.rs`, `gcra.rs`);
+//! beside the family's pure decisions (`rules.rs`, `gcra.rs`, `all_or_nothing.rs`);
 //! `args`, `integer` and `reply` are the shared pure parts; `stats` the
 //! INFO counters; `tape` an in-memory RDB for tests and fuzz targets.
 
