@@ -515,11 +515,10 @@ fn setup(con: &mut Connection) -> HashMap<&'static str, String> {
     shas
 }
 
-/// Bytes per sliding-window key with every bucket holding adds (60 and
-/// 3,600 buckets), against the Lua twin's hash with the same buckets: the
-/// full windows are made by RESTORE of a crafted payload, as no client
-/// can fill 3,600 buckets of an hour without waiting for it.
-fn window_memory(con: &mut Connection) -> String {
+/// A `guard-win` payload with every bucket holding adds, for a window of
+/// `window_s` seconds in `buckets` buckets, made from a real DUMP: no
+/// client can fill 3,600 buckets of an hour without waiting for it.
+fn full_window(con: &mut Connection, window_s: i64, buckets: i64) -> Vec<u8> {
     let _: redis::Value = redis::cmd("MON.SLIDECHECK")
         .arg("mem:seed")
         .arg(1)
@@ -528,47 +527,51 @@ fn window_memory(con: &mut Connection) -> String {
         .query(con)
         .unwrap();
     let real = dump(con, "mem:seed");
+    let first = 1_800_000_000_000 / (window_s * 1000 / buckets);
+    let mut payload = Payload::like(&real)
+        .int(window_s * 1000)
+        .int(buckets)
+        .int(buckets);
+    for b in 0..buckets {
+        payload = payload.int(first + b).int(1_000 + b);
+    }
+    payload.int(0).finish()
+}
+
+/// The Lua twin of a full window: a hash of its buckets.
+fn full_window_twin(key: &str, window_s: i64, buckets: i64) -> Cmd {
+    let first = 1_800_000_000_000 / (window_s * 1000 / buckets);
+    let mut hset = redis::cmd("HSET");
+    hset.arg(key);
+    for b in 0..buckets {
+        hset.arg(first + b).arg(1_000 + b);
+    }
+    hset
+}
+
+/// Bytes per sliding-window key with every bucket holding adds (60 and
+/// 3,600 buckets), against the Lua twin's hash with the same buckets.
+fn window_memory(con: &mut Connection) -> String {
     let mut out = String::from(
         "\n## Bytes per sliding window (`MEMORY USAGE`, every bucket holding adds)\n\n\
          | buckets | MON.SLIDECHECK (guard-win) | Lua twin (hash of buckets) |\n|---|---|---|\n",
     );
     for (window_s, buckets) in [(60i64, 60i64), (3_600, 3_600)] {
-        let first = 1_800_000_000_000 / (window_s * 1000 / buckets);
-        let mut payload = Payload::like(&real)
-            .int(window_s * 1000)
-            .int(buckets)
-            .int(buckets);
-        let mut pipe = redis::pipe();
-        for b in 0..buckets {
-            payload = payload.int(first + b).int(1_000 + b);
-            pipe.cmd("HSET")
-                .arg("mem:lua")
-                .arg(first + b)
-                .arg(1_000 + b)
-                .ignore();
-        }
-        let payload = payload.int(0).finish();
+        let payload = full_window(con, window_s, buckets);
         let _: () = redis::cmd("DEL")
             .arg("mem:win")
             .arg("mem:lua")
             .query(con)
             .unwrap();
         restore(con, "mem:win", &payload).unwrap();
-        let _: () = pipe.query(con).unwrap();
-        let usage = |con: &mut Connection, key: &str| -> i64 {
-            redis::cmd("MEMORY")
-                .arg("USAGE")
-                .arg(key)
-                .arg("SAMPLES")
-                .arg(0)
-                .query(con)
-                .unwrap()
-        };
+        let _: () = full_window_twin("mem:lua", window_s, buckets)
+            .query(con)
+            .unwrap();
         writeln!(
             out,
             "| {buckets} | {} | {} |",
-            usage(con, "mem:win"),
-            usage(con, "mem:lua")
+            memory_usage(con, &["mem:win"]),
+            memory_usage(con, &["mem:lua"])
         )
         .unwrap();
     }
@@ -927,6 +930,11 @@ fn profile() -> String {
 }
 
 fn main() {
+    // `GUARD_BENCH_ONLY=memory make bench`: the memory table alone, printed.
+    if std::env::var("GUARD_BENCH_ONLY").as_deref() == Ok("memory") {
+        println!("{}", real_memory());
+        return;
+    }
     let server = Server::with_args(&["--appendonly", "no"]);
     let mut con = server.con();
     let shas = setup(&mut con);
@@ -976,10 +984,11 @@ fn main() {
     let results = samples;
     let mut report = report(&cases, &results, &memory(&mut con), &version);
     report.push_str(&window_memory(&mut con));
+    report.push_str(&real_memory());
     report.push_str(&campaigns());
     report.push_str(&profile());
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench");
-    std::fs::write(dir.join("RESULTS.md"), &report).unwrap();
+    common::results::write_page(&report);
     std::fs::write(dir.join("chart.svg"), chart(&cases, &results)).unwrap();
     println!("{report}");
 }
@@ -1095,6 +1104,190 @@ fn memory_usage(con: &mut Connection, keys: &[&str]) -> i64 {
             bytes.unwrap_or(0)
         })
         .sum()
+}
+
+fn used_memory(con: &mut Connection) -> i64 {
+    info(con, "memory")
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("used_memory in INFO memory")
+}
+
+/// Real memory per value: the growth of `used_memory` (what the allocator
+/// gave) on a fresh server while `count` values are made, beside `MEMORY
+/// USAGE` of what was made, for the module's types and their Lua twins.
+/// Each row: (value, module real, module MEMORY USAGE, twin real, twin
+/// MEMORY USAGE), bytes per value, 0 where a row has no twin.
+fn real_memory() -> String {
+    const CLAIMS: usize = 100_000;
+    const WINDOWS: [(i64, usize); 2] = [(60, 10_000), (3_600, 1_000)];
+    let user = |i: usize| format!("u:{i:08}"); // 10 bytes
+    let id = |i: usize| format!("r:{i:019}"); // 21 bytes
+    let mut rows: Vec<(String, f64, f64, f64, f64)> = Vec::new();
+
+    // Claims: held, then the same confirmed; held with a request id.
+    for with_id in [false, true] {
+        let server = Server::with_args(&["--appendonly", "no"]);
+        let mut con = server.con();
+        let mut sha = |body: &str| -> String {
+            redis::cmd("SCRIPT")
+                .arg("LOAD")
+                .arg(body)
+                .query(&mut con)
+                .unwrap()
+        };
+        let (reserve_sha, confirm_sha) = (sha(CAMPAIGN_RESERVE_LUA), sha(CAMPAIGN_CONFIRM_LUA));
+        let start = used_memory(&mut con);
+        reset_campaigns(&mut con);
+        let reserves: Vec<Cmd> = (0..CLAIMS)
+            .map(|i| match with_id {
+                false => cmd(&["COUPON.RESERVE", "cpn", &user(i)]),
+                true => cmd(&["COUPON.RESERVE", "cpn", &user(i), "ID", &id(i)]),
+            })
+            .collect();
+        drive(&server, &reserves);
+        let held = (used_memory(&mut con) - start) as f64 / CLAIMS as f64;
+        let held_usage = memory_usage(&mut con, &["cpn"]) as f64 / CLAIMS as f64;
+        if with_id {
+            rows.push((
+                "held claim, 21-byte request id".into(),
+                held,
+                held_usage,
+                0.0,
+                0.0,
+            ));
+            continue;
+        }
+        let confirms: Vec<Cmd> = (1..=CLAIMS)
+            .map(|c| cmd(&["COUPON.CONFIRM", "cpn", &c.to_string()]))
+            .collect();
+        drive(&server, &confirms);
+        let confirmed = (used_memory(&mut con) - start) as f64 / CLAIMS as f64;
+        let confirmed_usage = memory_usage(&mut con, &["cpn"]) as f64 / CLAIMS as f64;
+        let _: () = redis::cmd("DEL")
+            .arg("cpn")
+            .arg("cpn:issue")
+            .query(&mut con)
+            .unwrap();
+        let start = used_memory(&mut con);
+        let twin_reserves: Vec<Cmd> = (0..CLAIMS)
+            .map(|i| {
+                let u = user(i);
+                cmd(&[
+                    "EVALSHA",
+                    &reserve_sha,
+                    "4",
+                    TWIN[0],
+                    TWIN[1],
+                    TWIN[2],
+                    TWIN[3],
+                    &u,
+                    "3600",
+                ])
+            })
+            .collect();
+        drive(&server, &twin_reserves);
+        let twin_held = (used_memory(&mut con) - start) as f64 / CLAIMS as f64;
+        let twin_held_usage = memory_usage(&mut con, &TWIN) as f64 / CLAIMS as f64;
+        let twin_confirms: Vec<Cmd> = (1..=CLAIMS)
+            .map(|c| {
+                cmd(&[
+                    "EVALSHA",
+                    &confirm_sha,
+                    "3",
+                    TWIN[0],
+                    TWIN[1],
+                    TWIN[2],
+                    &c.to_string(),
+                ])
+            })
+            .collect();
+        drive(&server, &twin_confirms);
+        let twin_confirmed = (used_memory(&mut con) - start) as f64 / CLAIMS as f64;
+        let twin_confirmed_usage = memory_usage(&mut con, &TWIN) as f64 / CLAIMS as f64;
+        rows.push((
+            "held claim, 10-byte user".into(),
+            held,
+            held_usage,
+            twin_held,
+            twin_held_usage,
+        ));
+        rows.push((
+            "confirmed claim".into(),
+            confirmed,
+            confirmed_usage,
+            twin_confirmed,
+            twin_confirmed_usage,
+        ));
+    }
+
+    // Windows with every bucket holding adds, each with its key.
+    for (buckets, count) in WINDOWS {
+        let server = Server::with_args(&["--appendonly", "no"]);
+        let mut con = server.con();
+        let payload = full_window(&mut con, buckets, buckets);
+        let keys: Vec<String> = (0..count).map(|i| format!("win:{i:06}")).collect();
+        let start = used_memory(&mut con);
+        let restores: Vec<Cmd> = keys
+            .iter()
+            .map(|key| {
+                let mut restore = redis::cmd("RESTORE");
+                restore.arg(key).arg(0).arg(&payload);
+                restore
+            })
+            .collect();
+        drive(&server, &restores);
+        let real = (used_memory(&mut con) - start) as f64 / count as f64;
+        let key_refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let usage = memory_usage(&mut con, &key_refs) as f64 / count as f64;
+        let twins: Vec<String> = (0..count).map(|i| format!("lua:{i:06}")).collect();
+        let start = used_memory(&mut con);
+        let hsets: Vec<Cmd> = twins
+            .iter()
+            .map(|key| full_window_twin(key, buckets, buckets))
+            .collect();
+        drive(&server, &hsets);
+        let twin_real = (used_memory(&mut con) - start) as f64 / count as f64;
+        let twin_refs: Vec<&str> = twins.iter().map(String::as_str).collect();
+        let twin_usage = memory_usage(&mut con, &twin_refs) as f64 / count as f64;
+        rows.push((
+            format!("window of {buckets} buckets, all used, with its key"),
+            real,
+            usage,
+            twin_real,
+            twin_usage,
+        ));
+    }
+
+    let mut out = format!(
+        "\n## Memory per value: real (`used_memory` growth) and `MEMORY USAGE`\n\n\
+         Each on a fresh server: {CLAIMS} claims, {} and {} windows. The Lua twins keep a \
+         campaign in a hash, a sorted set and a hash (`bench/scripts/campaign_*.lua`), a window \
+         in a hash of buckets.\n\n\
+         | value | module, real | module, MEMORY USAGE | Lua twin, real | Lua twin, MEMORY USAGE |\n\
+         |---|---|---|---|---|\n",
+        WINDOWS[0].1, WINDOWS[1].1
+    );
+    let bytes = |b: f64| {
+        if b == 0.0 {
+            "".to_string()
+        } else {
+            format!("{b:.0} B")
+        }
+    };
+    for (value, real, usage, twin_real, twin_usage) in rows {
+        writeln!(
+            out,
+            "| {value} | {} | {} | {} | {} |",
+            bytes(real),
+            bytes(usage),
+            bytes(twin_real),
+            bytes(twin_usage)
+        )
+        .unwrap();
+    }
+    out
 }
 
 /// RESERVE, CONFIRM and ISSUE on a campaign, against their Lua twins on a

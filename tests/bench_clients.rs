@@ -17,9 +17,6 @@ use std::process::Command;
 use common::cluster::Cluster;
 use common::tools::installed;
 
-const BEGIN: &str = "<!-- bench-clients: written by `make bench-clients` -->";
-const END: &str = "<!-- /bench-clients -->";
-
 /// (operation, its INCRBY row, its Lua twin's row)
 const PACKAGE_ROWS: [(&str, &str); 3] = [
     ("MON.INCRCHECK (package)", "incrcheck.lua (EVALSHA)"),
@@ -229,22 +226,11 @@ fn main() {
         }
     }
     print!("{table}");
-    let path = root.join("bench/RESULTS.md");
-    let results = std::fs::read_to_string(&path).unwrap_or_default();
-    let section = format!(
-        "{BEGIN}\n## Through the client packages, in a 3-primary cluster\n\n\
+    common::results::write_clients_section(&format!(
+        "## Through the client packages, in a 3-primary cluster\n\n\
          One process per client on this machine's 2 cores with the 3 servers: the rates are the \
          client's, so read the ratios and the commands per call. Each rate is the median of \
-         {} rounds of every program in turn.\n\n{table}{END}",
+         {} rounds of every program in turn.\n\n{table}",
         rounds()
-    );
-    let updated = match (results.find(BEGIN), results.find(END)) {
-        (Some(start), Some(end)) => format!(
-            "{}{section}{}",
-            &results[..start],
-            &results[end + END.len()..]
-        ),
-        _ => format!("{results}\n{section}\n"),
-    };
-    std::fs::write(&path, updated).unwrap();
+    ));
 }

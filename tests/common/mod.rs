@@ -18,6 +18,7 @@ pub mod cluster;
 pub mod commands;
 pub mod crowd;
 pub mod payload;
+pub mod results;
 pub mod rng;
 pub mod tools;
 
