@@ -131,6 +131,63 @@ fn a_replica_that_applies_the_stream_late_ends_with_the_same_campaign() {
     assert_eq!(digest(&mut replica.con(), "sale"), digest(&mut con, "sale"));
 }
 
+/// A failover to a replica whose clock is 5 s behind: a hold that expired
+/// on the primary, not reclaimed there (a write reclaims 16 at most), is
+/// live again on the promoted replica, so alice has two live claims under
+/// PERUSER 1. Confirming one is fine; confirming the other answers -2 and
+/// releases it, never an internal error (the harness audits both servers).
+#[test]
+fn a_promoted_replica_whose_clock_is_behind_answers_minus_2_for_a_hold_over_peruser() {
+    let primary = Server::start();
+    let port = primary.port.to_string();
+    let Some(replica) = Server::with_clock("-5s", &["--replicaof", "127.0.0.1", &port]) else {
+        return;
+    };
+    replica.wait_until(
+        |info| info.contains("master_link_status:up"),
+        "replication link up",
+    );
+    let mut con = primary.con();
+    create(&mut con, "sale", 100, 1, 600);
+    // 16 holds expire first: the write that follows reclaims those.
+    for user in 0..16 {
+        reserve(&mut con, "sale", &format!("filler-{user}"), &["HOLD", "1"]);
+    }
+    let (old, _) = reserve(&mut con, "sale", "alice", &["HOLD", "1"]);
+    thread::sleep(Duration::from_millis(1_200));
+    let (new, _) = reserve(&mut con, "sale", "alice", &[]);
+    assert_eq!((old, new), (17, 18));
+    assert_eq!(info(&mut con, "sale")["expired"], 17);
+    let _: i64 = redis::cmd("WAIT").arg(1).arg(5000).query(&mut con).unwrap();
+
+    let mut promoted = replica.con();
+    let _: () = redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .query(&mut promoted)
+        .unwrap();
+    // Its clock is behind: claim 17's hold is live again.
+    let live: Vec<(i64, String)> = claims(&mut promoted, "sale", &[])
+        .into_iter()
+        .map(|row| (row.claim, row.user))
+        .collect();
+    assert_eq!(live, [(17, "alice".to_string()), (18, "alice".to_string())]);
+    assert_eq!(confirm(&mut promoted, "sale", 18), 1);
+    assert_eq!(confirm(&mut promoted, "sale", 17), -2);
+    let counts = info(&mut promoted, "sale");
+    assert_eq!(
+        [
+            counts["confirmed"],
+            counts["held"],
+            counts["released"],
+            counts["available"]
+        ],
+        [1, 0, 1, 99]
+    );
+    assert_eq!(info_field(&mut promoted, "guard_coupon_released"), 1);
+    assert_eq!(confirm(&mut promoted, "sale", 17), -3);
+}
+
 fn history_tail(con: &mut Connection) {
     release(con, "sale", 2);
     issue(con, "sale", "c", 5);

@@ -120,6 +120,9 @@ pub struct Server {
     internal_errors_expected: i64,
     /// What an audit before a stop or kill found, reported at drop.
     internal_errors_found: Vec<String>,
+    /// The file libfaketime reads the server's clock offset from, for a
+    /// server whose clock a test moves (see [`Server::with_clock`]).
+    clock: Option<PathBuf>,
 }
 
 impl Server {
@@ -147,9 +150,47 @@ impl Server {
             child: None,
             internal_errors_expected: 0,
             internal_errors_found: Vec::new(),
+            clock: None,
         };
         server.launch();
         server
+    }
+
+    /// A server whose clock runs `offset` from the real one (libfaketime's
+    /// form: `-5s`, `+1h`), movable with [`Server::set_clock`]; `None`,
+    /// said on stderr, where libfaketime cannot run the server under test
+    /// (a jemalloc build: Debian's redis-server, whose allocator calls the
+    /// clock while libfaketime starts).
+    pub fn with_clock(offset: &str, extra: &[&str]) -> Option<Server> {
+        if !faketime_runs_the_server() {
+            eprintln!(
+                "libfaketime cannot run {}: the clock-step test is left to the servers that it can run",
+                server_binary()
+            );
+            return None;
+        }
+        let dir = fresh_dir();
+        let clock = dir.join("faketime");
+        std::fs::write(&clock, offset).unwrap();
+        let mut server = Server {
+            port: 0,
+            dir,
+            module: module_path(),
+            module_args: Vec::new(),
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+            child: None,
+            internal_errors_expected: 0,
+            internal_errors_found: Vec::new(),
+            clock: Some(clock),
+        };
+        server.launch();
+        Some(server)
+    }
+
+    /// Moves this server's clock to `offset` from the real one, at once.
+    pub fn set_clock(&self, offset: &str) {
+        let clock = self.clock.as_ref().expect("a server made by with_clock");
+        std::fs::write(clock, offset).unwrap();
     }
 
     /// A replica of `primary`, connected and in sync.
@@ -202,6 +243,9 @@ impl Server {
         let server = server_binary();
         let mut words = wrapper.split_whitespace().chain([server.as_str()]);
         let mut command = Command::new(words.next().unwrap());
+        if let Some(clock) = &self.clock {
+            command.envs(faketime_env(clock));
+        }
         command
             .args(words)
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
@@ -410,6 +454,62 @@ impl Drop for Server {
 /// effect that could not apply) rather than the caller's?
 pub fn is_internal_error(text: &str) -> bool {
     text.contains("redis-guard internal error") || text.contains("could not apply")
+}
+
+/// libfaketime, from the `faketime` package (make deps installs it).
+fn libfaketime() -> PathBuf {
+    ["/usr/lib/x86_64-linux-gnu/faketime", "/usr/lib/faketime"]
+        .iter()
+        .map(|dir| Path::new(dir).join("libfaketime.so.1"))
+        .find(|path| path.exists())
+        .expect("libfaketime is missing: apt-get install faketime (make deps)")
+}
+
+/// The environment that runs a program on a clock offset by what `clock`
+/// (a file) says, read again on every call. Monotonic clocks stay real:
+/// the server's timers and timeouts are not what a test moves.
+fn faketime_env(clock: &Path) -> Vec<(&'static str, std::ffi::OsString)> {
+    vec![
+        ("LD_PRELOAD", libfaketime().into_os_string()),
+        ("FAKETIME_TIMESTAMP_FILE", clock.as_os_str().to_owned()),
+        ("FAKETIME_NO_CACHE", "1".into()),
+        ("FAKETIME_DONT_FAKE_MONOTONIC", "1".into()),
+    ]
+}
+
+/// Can libfaketime run the server under test? `--version` under it ends
+/// in time with the server's banner (a jemalloc build hangs or aborts).
+fn faketime_runs_the_server() -> bool {
+    static RUNS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *RUNS.get_or_init(|| {
+        let dir = fresh_dir();
+        let clock = dir.join("faketime");
+        std::fs::write(&clock, "-5s").unwrap();
+        let mut child = Command::new(server_binary())
+            .arg("--version")
+            .envs(faketime_env(&clock))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let ended = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status.success(),
+                _ if Instant::now() > deadline => break false,
+                _ => thread::sleep(Duration::from_millis(20)),
+            }
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        let mut complaints = String::new();
+        if let Some(mut stderr) = child.stderr.take() {
+            use std::io::Read;
+            let _ = stderr.read_to_string(&mut complaints);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        ended && !complaints.contains("libfaketime")
+    })
 }
 
 /// The wall clock in ms since the Unix epoch: the servers under test run
