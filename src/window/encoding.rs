@@ -56,7 +56,7 @@ impl ModuleValue for Window {
             // Every stored bucket is live as of the last: none was dropped
             // by loading it.
             let first = *first.get_or_insert(bucket);
-            if bucket - first >= shape.buckets
+            if bucket.checked_sub(first).is_none_or(|d| d >= shape.buckets)
                 || window.buckets().last().is_some_and(|(b, _)| b >= bucket)
             {
                 return None;

@@ -187,10 +187,21 @@ impl Server {
         Some(server)
     }
 
-    /// Moves this server's clock to `offset` from the real one, at once.
-    pub fn set_clock(&self, offset: &str) {
+    /// Moves this server's clock to `seconds` from the real one, and waits
+    /// until its `TIME` says so (libfaketime notices a changed file on a
+    /// later read, not always the next one).
+    pub fn set_clock(&self, seconds: i64) {
         let clock = self.clock.as_ref().expect("a server made by with_clock");
-        std::fs::write(clock, offset).unwrap();
+        std::fs::write(clock, format!("{seconds:+}s")).unwrap();
+        let mut con = self.con();
+        wait_for(
+            || {
+                let (now, _): (i64, i64) = redis::cmd("TIME").query(&mut con).unwrap();
+                (now - now_ms() / 1000 - seconds).abs() <= 1
+            },
+            Duration::from_secs(5),
+            "the server's clock to step",
+        );
     }
 
     /// A replica of `primary`, connected and in sync.
