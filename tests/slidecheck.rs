@@ -398,6 +398,40 @@ fn a_replica_held_back_and_an_aof_reload_end_with_the_same_window() {
     assert_eq!(key_state(&mut server.con(), "w"), expected);
 }
 
+/// The AOF rewrite with and without the RDB preamble: without it the
+/// module's own rewrite (MON.APPLY commands) is the base file; either way
+/// a restart from it ends with the same DUMP and PEXPIRETIME of every
+/// window (several buckets and reports; one bucket; 3600 buckets).
+#[test]
+fn an_aof_rewrite_with_and_without_the_rdb_preamble_keeps_every_window() {
+    for preamble in ["yes", "no"] {
+        let mut server = Server::with_args(&["--aof-use-rdb-preamble", preamble]);
+        let mut con = server.con();
+        for i in 0..12 {
+            slide(&mut con, "busy", 1 + i % 3, 60, &["3", "8", "20"]);
+            slide(&mut con, "wide", 2, 3600, &["100", "BUCKETS", "3600"]);
+            thread::sleep(Duration::from_millis(5));
+        }
+        slide(&mut con, "single", 7, 10, &["5", "BUCKETS", "1"]);
+        let keys = ["busy", "wide", "single"];
+        let state = |con: &mut Connection| -> Vec<(Vec<u8>, i64)> {
+            keys.iter()
+                .map(|key| (dump(con, key), pexpiretime(con, key)))
+                .collect()
+        };
+        let before = state(&mut con);
+        let _: String = redis::cmd("BGREWRITEAOF").query(&mut con).unwrap();
+        server.wait_until(
+            |info| info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrites:1"),
+            "AOF rewrite",
+        );
+        let commands = server.aof_text().contains("MON.APPLY");
+        assert_eq!(commands, preamble == "no", "preamble {preamble}");
+        server.restart();
+        assert_eq!(state(&mut server.con()), before, "preamble {preamble}");
+    }
+}
+
 #[test]
 fn a_window_is_a_real_redis_value() {
     let server = Server::start();
