@@ -641,6 +641,19 @@ pub fn assert_error_changes_none_of(
     );
 }
 
+/// SPEC's level, worked out independently of the module's rules: the
+/// 1-based index of the highest threshold `t` with `prev < t <= current`,
+/// 0 when none.
+pub fn crossed_level(prev: i64, current: i64, thresholds: &[i64]) -> i64 {
+    let mut level = 0;
+    for (index, &t) in thresholds.iter().enumerate() {
+        if prev < t && t <= current {
+            level = index as i64 + 1;
+        }
+    }
+    level
+}
+
 /// `[current, level]` from MON.INCRCHECK.
 pub fn incrcheck(
     con: &mut impl ConnectionLike,
