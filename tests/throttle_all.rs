@@ -182,9 +182,15 @@ fn a_refused_call_changes_nothing_on_any_key() {
             assert_eq!(cells[0][..3], [0, 100, 99]);
         }));
     }
+    // Two refusals, counted as such, and nothing else.
+    let limited = [("throttle_all_limited", 2)];
     assert_eq!(
-        (snapshot(&mut con, "day"), snapshot(&mut con, "second")),
-        before
+        counted(snapshot(&mut con, "day"), &before.0, &limited),
+        before.0
+    );
+    assert_eq!(
+        counted(snapshot(&mut con, "second"), &before.1, &limited),
+        before.1
     );
     assert_eq!(info_field(&mut con, "master_repl_offset"), offset);
     // A peek (QUANTITY 0) writes nothing either, even when allowed.
@@ -194,7 +200,11 @@ fn a_refused_call_changes_nothing_on_any_key() {
     assert!(watch_survives(&server, "day", |c| {
         assert_eq!(throttle_all(c, &peek).0, 0);
     }));
-    assert_eq!(snapshot(&mut con, "day"), before.0);
+    let counted_too = [("throttle_all_limited", 2), ("throttle_all_allowed", 1)];
+    assert_eq!(
+        counted(snapshot(&mut con, "day"), &before.0, &counted_too),
+        before.0
+    );
     let exists: i64 = redis::cmd("EXISTS").arg("other").query(&mut con).unwrap();
     assert_eq!(exists, 0);
 }

@@ -573,6 +573,23 @@ pub fn snapshot(con: &mut Connection, key: &str) -> Snapshot {
     }
 }
 
+/// `after` with the counters a call legitimately moved (`moved`: each
+/// name and by how much, asserted) put back to `before`'s values, so the
+/// caller can then compare everything else with `before`.
+pub fn counted(mut after: Snapshot, before: &Snapshot, moved: &[(&str, i64)]) -> Snapshot {
+    for &(name, by) in moved {
+        assert_eq!(
+            after.successes[name] - before.successes[name],
+            by,
+            "{name} must move by {by}"
+        );
+        after
+            .successes
+            .insert(name.to_string(), before.successes[name]);
+    }
+    after
+}
+
 /// Runs each call (its key is `args[1]`) expecting an error reply that
 /// mentions `expected`, and asserts it changed nothing about the key.
 pub fn assert_errors_change_nothing(con: &mut Connection, cases: &[(Vec<&[u8]>, &str)]) {
