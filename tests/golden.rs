@@ -31,22 +31,6 @@ const CENTURY_S: &str = "3153600000";
 /// About 95 years: holds made once stay live as long.
 const LONG_HOLD_S: &str = "3000000000";
 
-fn slide(
-    con: &mut Connection,
-    key: &str,
-    increment: i64,
-    window: &str,
-    rest: &[&str],
-) -> (i64, i64) {
-    redis::cmd("MON.SLIDECHECK")
-        .arg(key)
-        .arg(increment)
-        .arg(window)
-        .arg(rest)
-        .query(con)
-        .unwrap()
-}
-
 fn create_with(con: &mut Connection, key: &str, args: &[&str]) {
     let _: () = redis::cmd("COUPON.CREATE")
         .arg(key)

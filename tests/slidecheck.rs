@@ -15,22 +15,6 @@ use common::rng::Rng;
 use common::*;
 use redis::{Connection, Value};
 
-fn slide(
-    con: &mut Connection,
-    key: &str,
-    increment: i64,
-    window: i64,
-    rest: &[&str],
-) -> (i64, i64) {
-    redis::cmd("MON.SLIDECHECK")
-        .arg(key)
-        .arg(increment)
-        .arg(window)
-        .arg(rest)
-        .query(con)
-        .unwrap()
-}
-
 /// Sleeps until the server clock reads `at_ms` (the same clock as ours).
 fn sleep_until(at_ms: i64) {
     let wait = at_ms - now_ms();
