@@ -3,20 +3,22 @@ SHELL := /bin/bash
 # Cargo's output folder: CARGO_TARGET_DIR when set, as cargo itself does.
 TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target))
 MODULE := $(TARGET_DIR)/release/libredis_guard.so
-APT_PACKAGES := redis-server redis-tools libclang-dev
+APT_PACKAGES := redis-server redis-tools libclang-dev faketime
 
 .PHONY: all deps build run test fuzz-proof test-matrix test-cluster lab bench bench-clients profile fuzz fuzz-pure soak campaign-scale valgrind lint clean
 
 all: build
 
 # Installs what a fresh Debian machine lacks: Redis (server, cli,
-# benchmark) and libclang for bindgen. Cargo itself must be there.
+# benchmark), libclang for bindgen and faketime (the tests' servers whose
+# clock is behind or steps). Cargo itself must be there.
 deps:
 	@command -v cargo >/dev/null || { echo "cargo not found: install Rust from rustup.rs first"; exit 1; }
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	command -v redis-cli >/dev/null && command -v redis-benchmark >/dev/null || missing="$$missing redis-tools"; \
 	dpkg -s libclang-dev >/dev/null 2>&1 || missing="$$missing libclang-dev"; \
+	command -v faketime >/dev/null || missing="$$missing faketime"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \

@@ -365,52 +365,6 @@ fn every_option_error_names_the_option_and_writes_nothing() {
             vec!["MON.DECRCLAMP", "orders", "x", "7"],
             "wrong number of arguments for 'mon.decrclamp'",
         ),
-        // A stream that is the counter, before a bad MAXLEN: the stream
-        // is the first bad argument, for each of the four commands.
-        (
-            with(&["ALERT", "orders", "MAXLEN", "0"]),
-            "alert stream must not be the counter's key",
-        ),
-        (
-            vec![
-                "MON.SLIDECHECK",
-                "orders",
-                "1",
-                "60",
-                "5",
-                "ALERT",
-                "orders",
-                "MAXLEN",
-                "0",
-            ],
-            "alert stream must not be the counter's key",
-        ),
-        (
-            vec![
-                "MON.DISTINCT",
-                "orders",
-                "c",
-                "60",
-                "5",
-                "ALERT",
-                "orders",
-                "MAXLEN",
-                "0",
-            ],
-            "alert stream must not be the counter's key",
-        ),
-        (
-            vec![
-                "MON.DECRCLAMP",
-                "orders",
-                "9",
-                "ALERT",
-                "orders",
-                "MAXLEN",
-                "0",
-            ],
-            "alert stream must not be the counter's key",
-        ),
         // And after it, MAXLEN's error is first.
         (
             with(&["MAXLEN", "0", "ALERT", "orders"]),
@@ -419,6 +373,21 @@ fn every_option_error_names_the_option_and_writes_nothing() {
     ];
     for (args, expected) in &cases {
         assert_refused_changing_nothing(&mut con, args, expected);
+    }
+    // A stream that is the counter, before a bad MAXLEN: the stream is
+    // the first bad argument, for each of the four commands.
+    for head in [
+        &incr[..],
+        &["MON.SLIDECHECK", "orders", "1", "60", "5"],
+        &["MON.DISTINCT", "orders", "c", "60", "5"],
+        &["MON.DECRCLAMP", "orders", "9"],
+    ] {
+        let args = [head, &["ALERT", "orders", "MAXLEN", "0"]].concat();
+        assert_refused_changing_nothing(
+            &mut con,
+            &args,
+            "alert stream must not be the counter's key",
+        );
     }
     assert_only_these_counters(
         &mut con,

@@ -13,9 +13,6 @@ use common::campaign::*;
 use common::rng::Rng;
 use common::*;
 use redis::{Connection, Value};
-use redis_guard::campaign::effect::Settings;
-use redis_guard::campaign::rules::{self, Reservation};
-use redis_guard::campaign::store::{Campaign, ClaimState};
 
 /// A campaign that has seen everything: held, confirmed, released,
 /// expired (some reclaimed, one not), request ids, several users.
@@ -131,6 +128,63 @@ fn a_replica_that_applies_the_stream_late_ends_with_the_same_campaign() {
     assert_eq!(digest(&mut replica.con(), "sale"), digest(&mut con, "sale"));
 }
 
+/// A failover to a replica whose clock is 5 s behind: a hold that expired
+/// on the primary, not reclaimed there (a write reclaims 16 at most), is
+/// live again on the promoted replica, so alice has two live claims under
+/// PERUSER 1. Confirming one is fine; confirming the other answers -2 and
+/// releases it, never an internal error (the harness audits both servers).
+#[test]
+fn a_promoted_replica_whose_clock_is_behind_answers_minus_2_for_a_hold_over_peruser() {
+    let primary = Server::start();
+    let port = primary.port.to_string();
+    let Some(replica) = Server::with_clock("-5s", &["--replicaof", "127.0.0.1", &port]) else {
+        return;
+    };
+    replica.wait_until(
+        |info| info.contains("master_link_status:up"),
+        "replication link up",
+    );
+    let mut con = primary.con();
+    create(&mut con, "sale", 100, 1, 600);
+    // 16 holds expire first: the write that follows reclaims those.
+    for user in 0..16 {
+        reserve(&mut con, "sale", &format!("filler-{user}"), &["HOLD", "1"]);
+    }
+    let (old, _) = reserve(&mut con, "sale", "alice", &["HOLD", "1"]);
+    thread::sleep(Duration::from_millis(1_200));
+    let (new, _) = reserve(&mut con, "sale", "alice", &[]);
+    assert_eq!((old, new), (17, 18));
+    assert_eq!(info(&mut con, "sale")["expired"], 17);
+    let _: i64 = redis::cmd("WAIT").arg(1).arg(5000).query(&mut con).unwrap();
+
+    let mut promoted = replica.con();
+    let _: () = redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .query(&mut promoted)
+        .unwrap();
+    // Its clock is behind: claim 17's hold is live again.
+    let live: Vec<(i64, String)> = claims(&mut promoted, "sale", &[])
+        .into_iter()
+        .map(|row| (row.claim, row.user))
+        .collect();
+    assert_eq!(live, [(17, "alice".to_string()), (18, "alice".to_string())]);
+    assert_eq!(confirm(&mut promoted, "sale", 18), 1);
+    assert_eq!(confirm(&mut promoted, "sale", 17), -2);
+    let counts = info(&mut promoted, "sale");
+    assert_eq!(
+        [
+            counts["confirmed"],
+            counts["held"],
+            counts["released"],
+            counts["available"]
+        ],
+        [1, 0, 1, 99]
+    );
+    assert_eq!(info_field(&mut promoted, "guard_coupon_released"), 1);
+    assert_eq!(confirm(&mut promoted, "sale", 17), -3);
+}
+
 fn history_tail(con: &mut Connection) {
     release(con, "sale", 2);
     issue(con, "sale", "c", 5);
@@ -180,47 +234,209 @@ fn dump_restore_and_migrate_carry_it_to_another_server() {
     assert_eq!(pong, "PONG");
 }
 
-/// The same random calls to the server and to the pure model: every reply
-/// and the final claims agree. Holds are long (nothing expires by
+/// A campaign worked out here from SPEC, not from the module's rules:
+/// every claim ever made with its user, request id and state. A hold is
+/// live until `now > expires_at`; from then on it is expired for good.
+struct CampaignModel {
+    limit: i64,
+    per_user: i64,
+    claims: Vec<ModelClaim>,
+}
+
+struct ModelClaim {
+    user: String,
+    id: Option<String>,
+    state: ModelState,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum ModelState {
+    Held(i64),
+    Confirmed,
+    Released,
+}
+
+impl CampaignModel {
+    fn is_live(claim: &ModelClaim, now: i64) -> bool {
+        match claim.state {
+            ModelState::Held(at) => now <= at,
+            ModelState::Confirmed => true,
+            ModelState::Released => false,
+        }
+    }
+
+    /// (number, claim) of every live claim, in order.
+    fn live(&self, now: i64) -> impl Iterator<Item = (i64, &ModelClaim)> {
+        (1..)
+            .zip(&self.claims)
+            .filter(move |(_, c)| Self::is_live(c, now))
+    }
+
+    fn user_live(&self, user: &str, now: i64) -> i64 {
+        self.live(now).filter(|(_, c)| c.user == user).count() as i64
+    }
+
+    fn live_claim(&mut self, number: i64, now: i64) -> Option<&mut ModelClaim> {
+        let claim = self.claims.get_mut(usize::try_from(number - 1).ok()?)?;
+        Self::is_live(claim, now).then_some(claim)
+    }
+
+    /// RESERVE: `Err` for an id another user's live claim holds; else the
+    /// reply, and a new claim held until `expires_at` (the server's).
+    fn reserve(
+        &mut self,
+        user: &str,
+        id: Option<&str>,
+        now: i64,
+        expires_at: i64,
+    ) -> Result<(i64, i64), ()> {
+        let owner = self
+            .live(now)
+            .find(|(_, c)| id.is_some() && c.id.as_deref() == id);
+        if let Some((number, claim)) = owner {
+            if claim.user != user {
+                return Err(());
+            }
+            let expires = match claim.state {
+                ModelState::Held(at) => at,
+                _ => -1,
+            };
+            return Ok((number, expires));
+        }
+        self.take_place(user, id, ModelState::Held(expires_at), now)
+            .map(|number| Ok((number, expires_at)))
+            .unwrap_or_else(|refused| Ok((refused, 0)))
+    }
+
+    /// A new claim in `state`, or -1 (the user's places are taken, judged
+    /// first) or -2 (the campaign's are).
+    fn take_place(
+        &mut self,
+        user: &str,
+        id: Option<&str>,
+        state: ModelState,
+        now: i64,
+    ) -> Result<i64, i64> {
+        if self.user_live(user, now) >= self.per_user {
+            return Err(-1);
+        }
+        if self.live(now).count() as i64 >= self.limit {
+            return Err(-2);
+        }
+        self.claims.push(ModelClaim {
+            user: user.to_string(),
+            id: id.map(str::to_string),
+            state,
+        });
+        Ok(self.claims.len() as i64)
+    }
+
+    fn confirm(&mut self, number: i64, now: i64) -> i64 {
+        match self.live_claim(number, now) {
+            Some(claim) if claim.state == ModelState::Confirmed => 0,
+            Some(claim) => {
+                claim.state = ModelState::Confirmed;
+                1
+            }
+            None => -3,
+        }
+    }
+
+    fn release(&mut self, number: i64, now: i64) -> i64 {
+        match self.live_claim(number, now) {
+            Some(claim) => {
+                claim.state = ModelState::Released;
+                1
+            }
+            None => 0,
+        }
+    }
+
+    fn issue(&mut self, user: &str, now: i64) -> i64 {
+        self.take_place(user, None, ModelState::Confirmed, now)
+            .unwrap_or_else(|refused| refused)
+    }
+
+    fn revoke(&mut self, user: &str, now: i64) -> i64 {
+        let mut released = 0;
+        for claim in &mut self.claims {
+            if claim.user == user && Self::is_live(claim, now) {
+                claim.state = ModelState::Released;
+                released += 1;
+            }
+        }
+        released
+    }
+
+    /// COUPON.CLAIMS, and COUPON.INFO's counts.
+    fn rows(&self, now: i64) -> Vec<ClaimRow> {
+        self.live(now)
+            .map(|(number, c)| ClaimRow {
+                claim: number,
+                user: c.user.clone(),
+                state: match c.state {
+                    ModelState::Confirmed => "confirmed".into(),
+                    _ => "held".into(),
+                },
+                expires_at_ms: match c.state {
+                    ModelState::Held(at) => at,
+                    _ => -1,
+                },
+                request_id: c.id.clone(),
+            })
+            .collect()
+    }
+
+    fn info(&self, now: i64) -> [(&'static str, i64); 6] {
+        let count =
+            |f: &dyn Fn(&ModelClaim) -> bool| self.claims.iter().filter(|c| f(c)).count() as i64;
+        let confirmed = count(&|c| c.state == ModelState::Confirmed);
+        let held = count(&|c| matches!(c.state, ModelState::Held(at) if now <= at));
+        let expired = count(&|c| matches!(c.state, ModelState::Held(at) if now > at));
+        let released = count(&|c| c.state == ModelState::Released);
+        [
+            ("confirmed", confirmed),
+            ("held", held),
+            ("available", (self.limit - confirmed - held).max(0)),
+            ("claims", self.claims.len() as i64),
+            ("expired", expired),
+            ("released", released),
+        ]
+    }
+}
+
+/// The same random calls to the server and to the model: every reply and
+/// the claims and counts agree. Holds are long (nothing expires by
 /// accident) except a batch of 1 s holds made before a pause, so expiry
 /// is exercised without a race against the clock.
 #[test]
-fn the_data_type_agrees_with_the_pure_model() {
+fn the_data_type_agrees_with_a_model_of_spec() {
     let server = Server::start();
     let mut con = server.con();
     let mut rng = Rng(0xc1a1_35ed_0000_0001);
-    let settings = Settings {
-        limit: 12,
-        per_user: 2,
-        hold_s: 3_600,
+    let (limit, per_user) = (12, 2);
+    create(&mut con, "sale", limit, per_user, 3_600);
+    let mut model = CampaignModel {
+        limit,
+        per_user,
+        claims: Vec::new(),
     };
-    create(
-        &mut con,
-        "sale",
-        settings.limit,
-        settings.per_user,
-        settings.hold_s,
-    );
-    let mut model = Campaign::new(settings);
     let users = ["ann", "bob", "cy", "dee", "eve", "fay", "gus"];
     let ids = ["r1", "r2", "r3", "r4"];
     for step in 0..1_500 {
         if step == 500 {
             // Short holds, then the pause that expires them on both sides.
             for user in &users[..4] {
-                let (claim, expires_at) = reserve(&mut con, "sale", user, &["HOLD", "1"]);
-                let plan =
-                    rules::reserve(&model, user.as_bytes(), None, expires_at, now_ms()).unwrap();
-                assert_eq!(claim, plan.outcome.reply()[0], "short hold for {user}");
-                for effect in &plan.effects {
-                    model.apply(effect).unwrap();
-                }
+                let reply = reserve(&mut con, "sale", user, &["HOLD", "1"]);
+                let expected = model.reserve(user, None, now_ms(), reply.1);
+                assert_eq!(Ok(reply), expected, "short hold for {user}");
             }
             thread::sleep(Duration::from_millis(1_100));
         }
         let now = now_ms();
         let user = *rng.pick(&users);
         let what = format!("step {step}");
+        let claim = 1 + rng.below(model.claims.len() + 2) as i64;
         match rng.below(6) {
             0 | 1 => {
                 let id = rng.chance(2).then(|| *rng.pick(&ids));
@@ -229,74 +445,36 @@ fn the_data_type_agrees_with_the_pure_model() {
                     .arg("sale")
                     .arg(user)
                     .arg(&options)
-                    .query::<(i64, i64)>(&mut con);
-                match rules::reserve(&model, user.as_bytes(), id.map(str::as_bytes), 0, now) {
-                    Err(_) => assert!(reply.is_err(), "{what}: the model refused the id"),
-                    Ok(plan) => {
-                        let (claim, expires_at) = reply.unwrap_or_else(|e| panic!("{what}: {e}"));
-                        let [number, expires] = plan.outcome.reply();
-                        let expected = match plan.outcome {
-                            // The server chose the expiry of a new hold.
-                            Reservation::New { .. } => (number, None),
-                            _ => (number, Some(expires)),
-                        };
-                        assert_eq!(claim, expected.0, "{what}: claim");
-                        if let Some(expires) = expected.1 {
-                            assert_eq!(expires_at, expires, "{what}: expiry");
-                        }
-                        // The server chose the expiry; the model takes it.
-                        let plan = rules::reserve(
-                            &model,
-                            user.as_bytes(),
-                            id.map(str::as_bytes),
-                            expires_at,
-                            now,
-                        )
-                        .unwrap();
-                        for effect in &plan.effects {
-                            model.apply(effect).unwrap();
-                        }
-                    }
-                }
-            }
-            2 => {
-                let claim = 1 + rng.below(model.info(now).claims as usize + 2) as i64;
-                let plan = rules::confirm(&model, claim as u64, now);
+                    .query::<(i64, i64)>(&mut con)
+                    .map_err(drop);
+                // A new hold's expiry is the server's to choose.
+                let expires_at = reply.map_or(0, |(_, at)| at);
                 assert_eq!(
-                    confirm(&mut con, "sale", claim),
-                    plan.outcome.reply(),
-                    "{what}: confirm {claim}"
+                    reply,
+                    model.reserve(user, id, now, expires_at),
+                    "{what}: reserve"
                 );
-                plan.effects.iter().for_each(|e| model.apply(e).unwrap());
             }
-            3 => {
-                let claim = 1 + rng.below(model.info(now).claims as usize + 2) as i64;
-                let plan = rules::release(&model, claim as u64, now);
-                assert_eq!(
-                    release(&mut con, "sale", claim),
-                    plan.outcome.reply(),
-                    "{what}: release {claim}"
-                );
-                plan.effects.iter().for_each(|e| model.apply(e).unwrap());
-            }
-            4 => {
-                let plan = rules::issue(&model, user.as_bytes(), settings.limit, now).unwrap();
-                assert_eq!(
-                    issue(&mut con, "sale", user, settings.limit),
-                    plan.outcome.reply(),
-                    "{what}: issue"
-                );
-                plan.effects.iter().for_each(|e| model.apply(e).unwrap());
-            }
-            _ => {
-                let plan = rules::revoke(&model, user.as_bytes(), now);
-                assert_eq!(
-                    revoke(&mut con, "sale", user),
-                    plan.outcome.released as i64,
-                    "{what}: revoke"
-                );
-                plan.effects.iter().for_each(|e| model.apply(e).unwrap());
-            }
+            2 => assert_eq!(
+                confirm(&mut con, "sale", claim),
+                model.confirm(claim, now),
+                "{what}: confirm {claim}"
+            ),
+            3 => assert_eq!(
+                release(&mut con, "sale", claim),
+                model.release(claim, now),
+                "{what}: release {claim}"
+            ),
+            4 => assert_eq!(
+                issue(&mut con, "sale", user, limit),
+                model.issue(user, now),
+                "{what}: issue"
+            ),
+            _ => assert_eq!(
+                revoke(&mut con, "sale", user),
+                model.revoke(user, now),
+                "{what}: revoke"
+            ),
         }
         if step % 100 == 99 {
             compare(&mut con, &model, now_ms(), &what);
@@ -305,39 +483,14 @@ fn the_data_type_agrees_with_the_pure_model() {
     compare(&mut con, &model, now_ms(), "the end");
 }
 
-fn compare(con: &mut Connection, model: &Campaign, now: i64, what: &str) {
-    let expected: Vec<ClaimRow> = model
-        .claims(1, 1_000, now)
-        .iter()
-        .map(|view| ClaimRow {
-            claim: view.claim as i64,
-            user: String::from_utf8_lossy(view.user).into_owned(),
-            state: match view.state {
-                ClaimState::Held { .. } => "held".into(),
-                ClaimState::Confirmed => "confirmed".into(),
-            },
-            expires_at_ms: view.state.expires_at_ms(),
-            request_id: view
-                .request_id
-                .map(|id| String::from_utf8_lossy(id).into_owned()),
-        })
-        .collect();
+fn compare(con: &mut Connection, model: &CampaignModel, now: i64, what: &str) {
     assert_eq!(
         claims(con, "sale", &["COUNT", "1000"]),
-        expected,
+        model.rows(now),
         "{what}: claims"
     );
-    let info = model.info(now);
     let got = common::campaign::info(con, "sale");
-    let fields = [
-        ("confirmed", info.confirmed),
-        ("held", info.held),
-        ("available", info.available),
-        ("claims", info.claims),
-        ("expired", info.expired),
-        ("released", info.released),
-    ];
-    for (name, value) in fields {
+    for (name, value) in model.info(now) {
         assert_eq!(got[name], value, "{what}: INFO {name}");
     }
 }

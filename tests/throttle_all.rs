@@ -1,5 +1,5 @@
 //! CL.THROTTLEALL against real servers: replies call by call against the
-//! rule CL.THROTTLE applies to each limiter (interleaved with CL.THROTTLE
+//! GCRA as SPEC and redis-cell define it, worked out in the test, for each limiter (interleaved with CL.THROTTLE
 //! on the same keys), all or nothing, a refusal that changes nothing, the
 //! errors, contention on the same two keys, replicas, the AOF and INFO.
 
@@ -11,8 +11,6 @@ use std::time::Duration;
 use common::crowd::Crowd;
 use common::*;
 use redis::{Connection, Value};
-use redis_guard::throttle::all_or_nothing;
-use redis_guard::throttle::gcra::{self, Rate};
 
 /// `[limited, retry_after, [5 integers] per key]`
 type Reply = (i64, i64, Vec<[i64; 5]>);
@@ -42,9 +40,9 @@ fn tat(con: &mut Connection, key: &str) -> Option<i64> {
 
 /// Calls `call` and checks its reply against `expected(now)` for the
 /// server's instant, which lies between the readings around the call: the
-/// reply must be what the rule gives at one of them (both agree but where
+/// reply must be what the model gives at one of them (both agree but where
 /// a second or an emission boundary falls in between).
-fn matches_the_rule<R: PartialEq + std::fmt::Debug>(
+fn matches_the_model<R: PartialEq + std::fmt::Debug>(
     call: impl FnOnce() -> R,
     expected: impl Fn(i64) -> R,
     what: &str,
@@ -55,9 +53,70 @@ fn matches_the_rule<R: PartialEq + std::fmt::Debug>(
     let (early, late) = (expected(before), expected(after));
     assert!(
         reply == early || reply == late,
-        "{what}: {reply:?}, the rule says {early:?} .. {late:?}"
+        "{what}: {reply:?}, the model says {early:?} .. {late:?}"
     );
     reply
+}
+
+/// A limiter's arguments: `(max_burst, count, period_s)`.
+type Limiter = (i64, i64, i64);
+
+/// One limiter as SPEC and redis-cell define it, worked out here (not the
+/// module's rules): `(max_burst, count, period_s)`, the stored TAT (ns; a
+/// past one or none means full) and the quantity at `now` (ns): the
+/// 5-integer reply, times rounded up to seconds.
+fn cell_model(limiter: Limiter, tat: Option<i64>, quantity: i64, now: i64) -> [i64; 5] {
+    let (max_burst, count, period_s) = limiter;
+    let ceil_s = |ns: i128| ((ns + 999_999_999) / 1_000_000_000) as i64;
+    let emission = i128::from(period_s) * 1_000_000_000 / i128::from(count);
+    let tolerance = emission * i128::from(max_burst + 1);
+    let now = i128::from(now);
+    let tat = tat.map_or(now, |t| i128::from(t).max(now));
+    let increment = emission * i128::from(quantity);
+    let allow_at = tat + increment - tolerance;
+    let limited = allow_at > now;
+    let (ttl, retry_after) = match (limited, increment <= tolerance) {
+        (false, _) => (tat + increment - now, -1),
+        (true, true) => (tat - now, ceil_s(allow_at - now)),
+        (true, false) => (tat - now, -1),
+    };
+    let remaining = ((tolerance - ttl).max(0) / emission) as i64;
+    [
+        i64::from(limited),
+        max_burst + 1,
+        remaining,
+        retry_after,
+        ceil_s(ttl),
+    ]
+}
+
+/// CL.THROTTLEALL by SPEC over [`cell_model`]: every limiter judged at
+/// `now`; refused when any refuses, then the refusing ones' replies and
+/// the others' unconsumed (quantity 0); retry_after the longest wait, -1
+/// when allowed or when a refusing one can never allow.
+fn all_model(limiters: &[(Limiter, Option<i64>)], quantity: i64, now: i64) -> Reply {
+    let cells: Vec<[i64; 5]> = limiters
+        .iter()
+        .map(|&(limiter, tat)| cell_model(limiter, tat, quantity, now))
+        .collect();
+    let refusing: Vec<&[i64; 5]> = cells.iter().filter(|c| c[0] == 1).collect();
+    if refusing.is_empty() {
+        return (0, -1, cells);
+    }
+    let retry_after = if refusing.iter().any(|c| c[3] == -1) {
+        -1
+    } else {
+        refusing.iter().map(|c| c[3]).max().unwrap()
+    };
+    let cells = cells
+        .iter()
+        .zip(limiters)
+        .map(|(cell, &(limiter, tat))| match cell[0] {
+            1 => *cell,
+            _ => cell_model(limiter, tat, 0, now),
+        })
+        .collect();
+    (1, retry_after, cells)
 }
 
 #[test]
@@ -65,31 +124,26 @@ fn each_limiter_is_judged_as_cl_throttle_judges_it_all_or_nothing() {
     let server = Server::start();
     let mut con = server.con();
     // Per second: 3 at once, one a second; per "day": 5 at once, one every
-    // 2 s. Arguments as given, and the rule's rates for them.
+    // 2 s. Arguments as given, and as (max_burst, count, period).
     let args = ["2", "s", "2", "1", "1", "d", "4", "1", "2"];
-    let rates = [
-        Rate::new(2, 1, 1, 1).unwrap(),
-        Rate::new(4, 1, 2, 1).unwrap(),
-    ];
+    let limiters = [(2, 1, 1), (4, 1, 2)];
     let (mut allowed, mut refused) = (0, 0);
     for step in 0..24 {
         let tats = [tat(&mut con, "s"), tat(&mut con, "d")];
         if step % 4 == 3 {
             // CL.THROTTLE on one of the same keys, between the others.
-            let reply = matches_the_rule(
+            let reply = matches_the_model(
                 || throttle(&mut con, "s", 2, 1, 1, 1),
-                |now| gcra::decide(tats[0], now, &rates[0]).unwrap().reply(),
+                |now| cell_model(limiters[0], tats[0], 1, now),
                 &format!("step {step}: CL.THROTTLE"),
             );
             assert_eq!(reply[1], 3);
         } else {
-            let (limited, _, _) = matches_the_rule(
+            let (limited, _, _) = matches_the_model(
                 || throttle_all(&mut con, &args),
                 |now| {
-                    let inputs: Vec<_> = tats.iter().copied().zip(rates).collect();
-                    let verdict = all_or_nothing::decide(&inputs, now).unwrap();
-                    let limited = i64::from(verdict.limited);
-                    (limited, verdict.retry_after_s, verdict.replies())
+                    let given: Vec<_> = limiters.iter().copied().zip(tats).collect();
+                    all_model(&given, 1, now)
                 },
                 &format!("step {step}"),
             );
@@ -128,9 +182,15 @@ fn a_refused_call_changes_nothing_on_any_key() {
             assert_eq!(cells[0][..3], [0, 100, 99]);
         }));
     }
+    // Two refusals, counted as such, and nothing else.
+    let limited = [("throttle_all_limited", 2)];
     assert_eq!(
-        (snapshot(&mut con, "day"), snapshot(&mut con, "second")),
-        before
+        counted(snapshot(&mut con, "day"), &before.0, &limited),
+        before.0
+    );
+    assert_eq!(
+        counted(snapshot(&mut con, "second"), &before.1, &limited),
+        before.1
     );
     assert_eq!(info_field(&mut con, "master_repl_offset"), offset);
     // A peek (QUANTITY 0) writes nothing either, even when allowed.
@@ -140,7 +200,11 @@ fn a_refused_call_changes_nothing_on_any_key() {
     assert!(watch_survives(&server, "day", |c| {
         assert_eq!(throttle_all(c, &peek).0, 0);
     }));
-    assert_eq!(snapshot(&mut con, "day"), before.0);
+    let counted_too = [("throttle_all_limited", 2), ("throttle_all_allowed", 1)];
+    assert_eq!(
+        counted(snapshot(&mut con, "day"), &before.0, &counted_too),
+        before.0
+    );
     let exists: i64 = redis::cmd("EXISTS").arg("other").query(&mut con).unwrap();
     assert_eq!(exists, 0);
 }

@@ -53,58 +53,13 @@ impl ModuleValue for Campaign {
         }
     }
 
+    /// One loader per encoding version ever released; a new version adds
+    /// its own and keeps these (tests/golden/ holds a payload of each).
     fn read(input: &mut dyn Reader, version: i32) -> Option<Self> {
-        if version != Self::ENCODING_VERSION {
-            return None;
+        match version {
+            1 => read_v1(input),
+            _ => None,
         }
-        let settings = Settings {
-            limit: input.integer()?,
-            per_user: input.integer()?,
-            hold_s: input.integer()?,
-        };
-        settings.check().ok()?;
-        let mut count = || u64::try_from(input.integer()?).ok();
-        let totals = Totals {
-            claims_made: count()?,
-            released: count()?,
-            expired: count()?,
-        };
-        let stored = count()?;
-        if stored > totals.claims_made {
-            return None;
-        }
-        let mut campaign = Campaign::new(settings);
-        for _ in 0..stored {
-            let claim = u64::try_from(input.integer()?).ok()?;
-            let user = input.bytes()?;
-            let expires_at_ms = match input.integer()? {
-                -1 => None,
-                at => Some(at),
-            };
-            let request_id = match input.integer()? {
-                0 => None,
-                1 => Some(input.bytes()?),
-                _ => return None,
-            };
-            // Stored claims never share a request id: a new owner takes
-            // it from an expired one.
-            if claim > totals.claims_made
-                || request_id
-                    .as_deref()
-                    .is_some_and(|id| campaign.request_owner(id).is_some())
-            {
-                return None;
-            }
-            let put = Effect::Put {
-                claim,
-                user,
-                expires_at_ms,
-                request_id,
-            };
-            campaign.apply(&put).ok()?;
-        }
-        campaign.apply(&Effect::Totals(totals)).ok()?;
-        Some(campaign)
     }
 
     /// The effects that rebuild it, in COUPON.APPLY commands: CREATE with
@@ -134,6 +89,58 @@ impl ModuleValue for Campaign {
     fn free_effort(&self) -> usize {
         Campaign::free_effort(self)
     }
+}
+
+/// Encoding 1: settings, totals, then each stored claim in claim order.
+fn read_v1(input: &mut dyn Reader) -> Option<Campaign> {
+    let settings = Settings {
+        limit: input.integer()?,
+        per_user: input.integer()?,
+        hold_s: input.integer()?,
+    };
+    settings.check().ok()?;
+    let mut count = || u64::try_from(input.integer()?).ok();
+    let totals = Totals {
+        claims_made: count()?,
+        released: count()?,
+        expired: count()?,
+    };
+    let stored = count()?;
+    if stored > totals.claims_made {
+        return None;
+    }
+    let mut campaign = Campaign::new(settings);
+    for _ in 0..stored {
+        let claim = u64::try_from(input.integer()?).ok()?;
+        let user = input.bytes()?;
+        let expires_at_ms = match input.integer()? {
+            -1 => None,
+            at => Some(at),
+        };
+        let request_id = match input.integer()? {
+            0 => None,
+            1 => Some(input.bytes()?),
+            _ => return None,
+        };
+        // Stored claims never share a request id: a new owner takes
+        // it from an expired one.
+        if claim > totals.claims_made
+            || request_id
+                .as_deref()
+                .is_some_and(|id| campaign.request_owner(id).is_some())
+        {
+            return None;
+        }
+        let put = Effect::Put {
+            claim,
+            user,
+            expires_at_ms,
+            request_id,
+        };
+        campaign.apply(&put).ok()?;
+    }
+    campaign.apply(&Effect::Totals(totals)).ok()?;
+    Some(campaign)
 }
 
 #[cfg(test)]

@@ -30,11 +30,15 @@ pub type AofCommand = (&'static CStr, Vec<Vec<u8>>);
 pub trait ModuleValue: Sized + Clone + 'static {
     /// Exactly 9 characters, as Redis requires.
     const NAME: &'static CStr;
-    /// Written beside every RDB payload; `read` gets it back.
+    /// Written beside every RDB payload; `read` gets it back. A payload of
+    /// a higher version (a newer module's) is refused before `read`, with
+    /// a log line saying so.
     const ENCODING_VERSION: i32;
     /// RDB save; DEBUG DIGEST-VALUE digests the same sequence.
     fn write(&self, out: &mut dyn Writer);
-    /// RDB load; `None` rejects the payload.
+    /// RDB load of any version up to [`Self::ENCODING_VERSION`]: every
+    /// version ever released keeps its loader (tests/golden holds a
+    /// payload of each); `None` rejects the payload.
     fn read(input: &mut dyn Reader, version: i32) -> Option<Self>;
     /// The commands that rebuild the value, for AOF rewrite.
     fn rewrite(&self) -> Vec<AofCommand>;
@@ -202,6 +206,27 @@ fn guarded<R>(fallback: R, body: impl FnOnce() -> R) -> R {
 
 extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
     guarded(std::ptr::null_mut(), || {
+        if encver > T::ENCODING_VERSION {
+            // Written by a newer module (a downgrade, or a replica not yet
+            // upgraded): refused, and the log says why.
+            let message = format!(
+                "redis-guard: a {} value of encoding version {encver} is newer than this module reads ({}): upgrade the module",
+                T::NAME.to_string_lossy(),
+                T::ENCODING_VERSION
+            );
+            let message = std::ffi::CString::new(message).unwrap_or_default();
+            // SAFETY: the load's own IO; the format takes the one string
+            // argument given, NUL-terminated.
+            unsafe {
+                raw::RedisModule_LogIOError.unwrap()(
+                    rdb,
+                    c"warning".as_ptr(),
+                    c"%s".as_ptr(),
+                    message.as_ptr(),
+                )
+            };
+            return std::ptr::null_mut();
+        }
         T::read(&mut RdbReader(rdb), encver).map_or(std::ptr::null_mut(), into_raw)
     })
 }

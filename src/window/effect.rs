@@ -3,8 +3,10 @@
 //! primary propagates, a rewritten AOF holds and Valkey's atomic slot
 //! migration replays. Every op carries absolute bucket numbers and times.
 //!
-//! Ops: `CREATE window_ms buckets`, `ADD bucket amount`, `REPORT threshold
-//! at_ms`, `PEXPIREAT at_ms` (the key's expiry, applied to the key).
+//! Ops: `CREATE window_ms buckets`, `ADD bucket amount`, `FOLD bucket`
+//! (the buckets after it moved into it, after a clock step back), `REPORT
+//! threshold at_ms`, `PEXPIREAT at_ms` (the key's expiry, applied to the
+//! key).
 
 use std::ffi::CStr;
 
@@ -51,14 +53,17 @@ pub enum Effect {
     /// `amount` added in bucket number `bucket` (time / bucket length);
     /// buckets `n` or more behind it are dropped.
     Add { bucket: i64, amount: i64 },
+    /// Every bucket numbered after `bucket` moved into it: a clock that
+    /// stepped back finds the buckets it wrote ahead (SPEC: clock steps).
+    Fold { bucket: i64 },
     /// Threshold `threshold` reported at `at_ms`.
     Report { threshold: i64, at_ms: i64 },
     /// The key expires at `at_ms`.
     ExpireAt(i64),
 }
 
-/// One call's effects, at most one of each kind (CREATE, ADD, REPORT,
-/// PEXPIREAT), kept inline: a call allocates nothing for them.
+/// One call's effects, at most one of each kind (CREATE or FOLD, ADD,
+/// REPORT, PEXPIREAT), kept inline: a call allocates nothing for them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CallEffects {
     items: [Effect; 4],
@@ -105,6 +110,7 @@ pub type WireError = &'static str;
 pub fn words(effects: &[Effect]) -> Words<'static> {
     static CREATE: KeptWord = KeptWord::new(c"CREATE");
     static ADD: KeptWord = KeptWord::new(c"ADD");
+    static FOLD: KeptWord = KeptWord::new(c"FOLD");
     static REPORT: KeptWord = KeptWord::new(c"REPORT");
     static PEXPIREAT: KeptWord = KeptWord::new(c"PEXPIREAT");
     let mut words = Words::new();
@@ -118,6 +124,7 @@ pub fn words(effects: &[Effect]) -> Words<'static> {
             Effect::Add { bucket, amount } => {
                 words.extend(&[Word::Kept(&ADD), Word::Number(bucket), Word::Number(amount)])
             }
+            Effect::Fold { bucket } => words.extend(&[Word::Kept(&FOLD), Word::Number(bucket)]),
             Effect::Report { threshold, at_ms } => words.extend(&[
                 Word::Kept(&REPORT),
                 Word::Number(threshold),
@@ -172,6 +179,12 @@ pub fn from_args<A: AsRef<[u8]>>(args: &[A]) -> Result<Vec<Effect>, WireError> {
                 },
                 tail,
             ),
+            (b"FOLD", [bucket, tail @ ..]) => (
+                Effect::Fold {
+                    bucket: time(bucket.as_ref())?,
+                },
+                tail,
+            ),
             (b"REPORT", [threshold, at_ms, tail @ ..]) => (
                 Effect::Report {
                     threshold: positive(threshold.as_ref())?,
@@ -203,13 +216,22 @@ mod tests {
                 bucket: 1_800_000_000,
                 amount: 3,
             },
+            Effect::Fold {
+                bucket: 1_800_000_000,
+            },
             Effect::Report {
                 threshold: 5,
                 at_ms: 1_800_000_000_123,
             },
             Effect::ExpireAt(1_800_000_060_123),
         ];
-        assert_eq!(from_args(&to_args(&effects)), Ok(effects));
+        assert_eq!(from_args(&to_args(&effects)), Ok(effects.clone()));
+        // The ops that were there before FOLD keep their bytes.
+        let words: Vec<String> = to_args(&[effects[1], effects[2]])
+            .into_iter()
+            .map(|w| String::from_utf8(w).unwrap())
+            .collect();
+        assert_eq!(words, ["ADD", "1800000000", "3", "FOLD", "1800000000"]);
     }
 
     #[test]
@@ -222,6 +244,8 @@ mod tests {
             &["CREATE", "7200000", "7200"],
             &["ADD", "1", "0"],
             &["ADD", "-1", "1"],
+            &["FOLD"],
+            &["FOLD", "-1"],
             &["REPORT", "0", "1"],
             &["PEXPIREAT", "x"],
             &["NOPE"],

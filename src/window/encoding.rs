@@ -36,45 +36,13 @@ impl ModuleValue for Window {
         }
     }
 
+    /// One loader per encoding version ever released; a new version adds
+    /// its own and keeps these (tests/golden/ holds a payload of each).
     fn read(input: &mut dyn Reader, version: i32) -> Option<Self> {
-        if version != Self::ENCODING_VERSION {
-            return None;
+        match version {
+            1 => read_v1(input),
+            _ => None,
         }
-        let shape = Shape {
-            window_ms: input.integer()?,
-            buckets: input.integer()?,
-        };
-        shape.check().ok()?;
-        let mut window = Window::new(shape);
-        let stored = input.integer()?;
-        if !(0..=shape.buckets).contains(&stored) {
-            return None;
-        }
-        let mut first = None;
-        for _ in 0..stored {
-            let (bucket, amount) = (input.integer()?, input.integer()?);
-            // Every stored bucket is live as of the last: none was dropped
-            // by loading it.
-            let first = *first.get_or_insert(bucket);
-            if bucket - first >= shape.buckets
-                || window.buckets().last().is_some_and(|(b, _)| b >= bucket)
-            {
-                return None;
-            }
-            window.apply(&Effect::Add { bucket, amount }).ok()?;
-        }
-        let reports = input.integer()?;
-        if !(0..=MAX_REPORTS as i64).contains(&reports) {
-            return None;
-        }
-        for _ in 0..reports {
-            let (threshold, at_ms) = (input.integer()?, input.integer()?);
-            if window.reports().iter().any(|&(t, _)| t == threshold) {
-                return None;
-            }
-            window.apply(&Effect::Report { threshold, at_ms }).ok()?;
-        }
-        Some(window)
     }
 
     /// MON.APPLY commands: CREATE with the shape, every bucket, every
@@ -105,6 +73,46 @@ impl ModuleValue for Window {
     fn free_effort(&self) -> usize {
         1
     }
+}
+
+/// Encoding 1: the shape, the buckets (number, sum), the reports
+/// (threshold, at).
+fn read_v1(input: &mut dyn Reader) -> Option<Window> {
+    let shape = Shape {
+        window_ms: input.integer()?,
+        buckets: input.integer()?,
+    };
+    shape.check().ok()?;
+    let mut window = Window::new(shape);
+    let stored = input.integer()?;
+    if !(0..=shape.buckets).contains(&stored) {
+        return None;
+    }
+    let mut first = None;
+    for _ in 0..stored {
+        let (bucket, amount) = (input.integer()?, input.integer()?);
+        // Every stored bucket is live as of the last: none was dropped
+        // by loading it.
+        let first = *first.get_or_insert(bucket);
+        if bucket.checked_sub(first).is_none_or(|d| d >= shape.buckets)
+            || window.buckets().last().is_some_and(|(b, _)| b >= bucket)
+        {
+            return None;
+        }
+        window.apply(&Effect::Add { bucket, amount }).ok()?;
+    }
+    let reports = input.integer()?;
+    if !(0..=MAX_REPORTS as i64).contains(&reports) {
+        return None;
+    }
+    for _ in 0..reports {
+        let (threshold, at_ms) = (input.integer()?, input.integer()?);
+        if window.reports().iter().any(|&(t, _)| t == threshold) {
+            return None;
+        }
+        window.apply(&Effect::Report { threshold, at_ms }).ok()?;
+    }
+    Some(window)
 }
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ fn carry_out(
         }
         applied += 1;
         match effect {
-            Effect::Create(_) => {}
+            Effect::Create(_) | Effect::Fold { .. } => {}
             Effect::Add { .. } => target.notify(EventClass::String, c"mon.slide"),
             Effect::Report { .. } => {
                 if origin == Origin::Client {

@@ -92,8 +92,14 @@ pub fn slide(
         .rev()
         .find(|&(_, &t)| prev < t && t <= current && !window.reported_lately(t, now))
         .map_or(0, |(i, _)| i + 1);
+    // An add goes into now's bucket; buckets written ahead of now (the
+    // clock stepped back) are folded into it first, so they age.
+    let bucket = window.bucket_at(now);
+    if window.holds_after(bucket) {
+        effects.push(Effect::Fold { bucket });
+    }
     effects.push(Effect::Add {
-        bucket: window.bucket_at(now),
+        bucket,
         amount: call.increment,
     });
     if level > 0 {

@@ -48,11 +48,17 @@ impl Window {
         self.shape
     }
 
-    /// The bucket an add at `now` goes to: its time's, or the last one's
-    /// if the clock stepped back.
+    /// The bucket an add at `now` goes to: always its time's, never a
+    /// later one (buckets after it are folded into it first: see
+    /// [`Effect::Fold`]).
     pub fn bucket_at(&self, now: i64) -> i64 {
-        let bucket = now.div_euclid(self.shape.bucket_ms());
-        self.last.map_or(bucket, |(last, _)| bucket.max(last))
+        now.div_euclid(self.shape.bucket_ms())
+    }
+
+    /// Is a bucket numbered after `bucket` held (written while the clock
+    /// ran ahead, or loaded from such a server)?
+    pub fn holds_after(&self, bucket: i64) -> bool {
+        self.last.is_some_and(|(last, _)| last > bucket)
     }
 
     /// The sum of the adds held in buckets older than `oldest_live`.
@@ -96,15 +102,26 @@ impl Window {
         match *effect {
             Effect::Create(_) => return Err("the window exists"),
             Effect::Add { bucket, amount } => self.add(bucket, amount)?,
+            Effect::Fold { bucket } => self.fold(bucket)?,
             Effect::Report { threshold, at_ms } => self.report(threshold, at_ms)?,
             Effect::ExpireAt(_) => {}
         }
         Ok(())
     }
 
+    /// A bucket number is a time: `bucket × w` ms since 1970, within 64
+    /// bits (a window whose buckets no time maps to could never age).
+    fn check_bucket(&self, bucket: i64) -> Result<(), ApplyError> {
+        match bucket.checked_mul(self.shape.bucket_ms()) {
+            Some(ms) if ms >= 0 => Ok(()),
+            _ => Err("a bucket number that is no time since 1970"),
+        }
+    }
+
     fn add(&mut self, bucket: i64, amount: i64) -> Result<(), ApplyError> {
-        if amount < 1 || bucket < 0 {
-            return Err("an add of nothing, or before 1970");
+        self.check_bucket(bucket)?;
+        if amount < 1 {
+            return Err("an add of nothing");
         }
         if self.last.is_some_and(|(last, _)| bucket < last) {
             return Err("an add to a bucket older than the last");
@@ -137,6 +154,37 @@ impl Window {
             }
         }
         self.total = total;
+        Ok(())
+    }
+
+    /// Moves the sums of every bucket numbered after `bucket` into
+    /// `bucket` (made if missing): from then on they age as adds made in
+    /// it. The total does not change.
+    fn fold(&mut self, bucket: i64) -> Result<(), ApplyError> {
+        self.check_bucket(bucket)?;
+        if !self.holds_after(bucket) {
+            return Err("a fold with no later bucket");
+        }
+        // Checked; from here on nothing fails. Each sum is part of the
+        // total, so their sum fits too.
+        let mut moved = 0;
+        while let Some((_, sum)) = self.last.filter(|&(last, _)| last > bucket) {
+            moved += sum;
+            self.last = self.earlier.pop_back();
+        }
+        match &mut self.last {
+            Some((last, sum)) if *last == bucket => *sum += moved,
+            _ => {
+                if let Some(closed) = self.last.replace((bucket, moved)) {
+                    self.earlier.push_back(closed);
+                }
+            }
+        }
+        self.oldest = self
+            .earlier
+            .front()
+            .or(self.last.as_ref())
+            .map_or(i64::MAX, |b| b.0);
         Ok(())
     }
 
@@ -223,6 +271,42 @@ mod tests {
         // Once the big add ages out, there is room again.
         add(&mut w, 160, 5);
         assert_eq!(w.sum_at(160_000), 5);
+    }
+
+    #[test]
+    fn a_fold_moves_the_later_buckets_into_one_that_ages_from_there() {
+        let mut w = Window::new(SHAPE);
+        add(&mut w, 100, 1);
+        add(&mut w, 130, 2); // written while the clock ran 30 s ahead
+        add(&mut w, 140, 4);
+        w.apply(&Effect::Fold { bucket: 110 }).unwrap();
+        assert_eq!(w.buckets().collect::<Vec<_>>(), [(100, 1), (110, 6)]);
+        assert_eq!(w.sum_at(110_000), 7);
+        assert_eq!(w.sum_at(159_999), 7);
+        assert_eq!(w.sum_at(160_000), 6);
+        assert_eq!(w.sum_at(169_999), 6);
+        assert_eq!(w.sum_at(170_000), 0);
+        // Into a bucket already held, and only when something is later.
+        add(&mut w, 120, 1);
+        w.apply(&Effect::Fold { bucket: 120 }).unwrap_err();
+        let mut v = Window::new(SHAPE);
+        add(&mut v, 130, 1);
+        add(&mut v, 150, 2);
+        v.apply(&Effect::Fold { bucket: 130 }).unwrap();
+        assert_eq!(v.buckets().collect::<Vec<_>>(), [(130, 3)]);
+        v.apply(&Effect::Fold { bucket: 130 }).unwrap_err();
+    }
+
+    #[test]
+    fn a_bucket_number_must_be_a_time() {
+        let mut w = Window::new(SHAPE); // 1000 ms a bucket
+        for bucket in [i64::MAX, i64::MAX / 1000 + 1, -1] {
+            let before = w.clone();
+            assert!(w.apply(&Effect::Add { bucket, amount: 1 }).is_err());
+            assert!(w.apply(&Effect::Fold { bucket }).is_err());
+            assert_eq!(w, before);
+        }
+        add(&mut w, i64::MAX / 1000, 1);
     }
 
     #[test]

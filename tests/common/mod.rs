@@ -119,6 +119,9 @@ pub struct Server {
     internal_errors_expected: i64,
     /// What an audit before a stop or kill found, reported at drop.
     internal_errors_found: Vec<String>,
+    /// The file libfaketime reads the server's clock offset from, for a
+    /// server whose clock a test moves (see [`Server::with_clock`]).
+    clock: Option<PathBuf>,
 }
 
 impl Server {
@@ -146,9 +149,58 @@ impl Server {
             child: None,
             internal_errors_expected: 0,
             internal_errors_found: Vec::new(),
+            clock: None,
         };
         server.launch();
         server
+    }
+
+    /// A server whose clock runs `offset` from the real one (libfaketime's
+    /// form: `-5s`, `+1h`), movable with [`Server::set_clock`]; `None`,
+    /// said on stderr, where libfaketime cannot run the server under test
+    /// (a jemalloc build: Debian's redis-server, whose allocator calls the
+    /// clock while libfaketime starts).
+    pub fn with_clock(offset: &str, extra: &[&str]) -> Option<Server> {
+        if !faketime_runs_the_server() {
+            eprintln!(
+                "libfaketime cannot run {}: the clock-step test is left to the servers that it can run",
+                server_binary()
+            );
+            return None;
+        }
+        let dir = fresh_dir();
+        let clock = dir.join("faketime");
+        std::fs::write(&clock, offset).unwrap();
+        let mut server = Server {
+            port: 0,
+            dir,
+            module: module_path(),
+            module_args: Vec::new(),
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+            child: None,
+            internal_errors_expected: 0,
+            internal_errors_found: Vec::new(),
+            clock: Some(clock),
+        };
+        server.launch();
+        Some(server)
+    }
+
+    /// Moves this server's clock to `seconds` from the real one, and waits
+    /// until its `TIME` says so (libfaketime notices a changed file on a
+    /// later read, not always the next one).
+    pub fn set_clock(&self, seconds: i64) {
+        let clock = self.clock.as_ref().expect("a server made by with_clock");
+        std::fs::write(clock, format!("{seconds:+}s")).unwrap();
+        let mut con = self.con();
+        wait_for(
+            || {
+                let (now, _): (i64, i64) = redis::cmd("TIME").query(&mut con).unwrap();
+                (now - now_ms() / 1000 - seconds).abs() <= 1
+            },
+            Duration::from_secs(5),
+            "the server's clock to step",
+        );
     }
 
     /// A replica of `primary`, connected and in sync.
@@ -201,6 +253,9 @@ impl Server {
         let server = server_binary();
         let mut words = wrapper.split_whitespace().chain([server.as_str()]);
         let mut command = Command::new(words.next().unwrap());
+        if let Some(clock) = &self.clock {
+            command.envs(faketime_env(clock));
+        }
         command
             .args(words)
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
@@ -411,6 +466,62 @@ pub fn is_internal_error(text: &str) -> bool {
     text.contains("redis-guard internal error") || text.contains("could not apply")
 }
 
+/// libfaketime, from the `faketime` package (make deps installs it).
+fn libfaketime() -> PathBuf {
+    ["/usr/lib/x86_64-linux-gnu/faketime", "/usr/lib/faketime"]
+        .iter()
+        .map(|dir| Path::new(dir).join("libfaketime.so.1"))
+        .find(|path| path.exists())
+        .expect("libfaketime is missing: apt-get install faketime (make deps)")
+}
+
+/// The environment that runs a program on a clock offset by what `clock`
+/// (a file) says, read again on every call. Monotonic clocks stay real:
+/// the server's timers and timeouts are not what a test moves.
+fn faketime_env(clock: &Path) -> Vec<(&'static str, std::ffi::OsString)> {
+    vec![
+        ("LD_PRELOAD", libfaketime().into_os_string()),
+        ("FAKETIME_TIMESTAMP_FILE", clock.as_os_str().to_owned()),
+        ("FAKETIME_NO_CACHE", "1".into()),
+        ("FAKETIME_DONT_FAKE_MONOTONIC", "1".into()),
+    ]
+}
+
+/// Can libfaketime run the server under test? `--version` under it ends
+/// in time with the server's banner (a jemalloc build hangs or aborts).
+fn faketime_runs_the_server() -> bool {
+    static RUNS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *RUNS.get_or_init(|| {
+        let dir = fresh_dir();
+        let clock = dir.join("faketime");
+        std::fs::write(&clock, "-5s").unwrap();
+        let mut child = Command::new(server_binary())
+            .arg("--version")
+            .envs(faketime_env(&clock))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let ended = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status.success(),
+                _ if Instant::now() > deadline => break false,
+                _ => thread::sleep(Duration::from_millis(20)),
+            }
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        let mut complaints = String::new();
+        if let Some(mut stderr) = child.stderr.take() {
+            use std::io::Read;
+            let _ = stderr.read_to_string(&mut complaints);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        ended && !complaints.contains("libfaketime")
+    })
+}
+
 /// The wall clock in ms since the Unix epoch: the servers under test run
 /// on this machine and read the same clock.
 pub fn now_ms() -> i64 {
@@ -459,6 +570,23 @@ pub fn snapshot(con: &mut Connection, key: &str) -> Snapshot {
         aof_size: info_field(con, "aof_current_size"),
         successes,
     }
+}
+
+/// `after` with the counters a call legitimately moved (`moved`: each
+/// name and by how much, asserted) put back to `before`'s values, so the
+/// caller can then compare everything else with `before`.
+pub fn counted(mut after: Snapshot, before: &Snapshot, moved: &[(&str, i64)]) -> Snapshot {
+    for &(name, by) in moved {
+        assert_eq!(
+            after.successes[name] - before.successes[name],
+            by,
+            "{name} must move by {by}"
+        );
+        after
+            .successes
+            .insert(name.to_string(), before.successes[name]);
+    }
+    after
 }
 
 /// Runs each call (its key is `args[1]`) expecting an error reply that
@@ -529,6 +657,19 @@ pub fn assert_error_changes_none_of(
     );
 }
 
+/// SPEC's level, worked out independently of the module's rules: the
+/// 1-based index of the highest threshold `t` with `prev < t <= current`,
+/// 0 when none.
+pub fn crossed_level(prev: i64, current: i64, thresholds: &[i64]) -> i64 {
+    let mut level = 0;
+    for (index, &t) in thresholds.iter().enumerate() {
+        if prev < t && t <= current {
+            level = index as i64 + 1;
+        }
+    }
+    level
+}
+
 /// `[current, level]` from MON.INCRCHECK.
 pub fn incrcheck(
     con: &mut impl ConnectionLike,
@@ -542,6 +683,24 @@ pub fn incrcheck(
         .arg(increment)
         .arg(window)
         .arg(thresholds)
+        .query(con)
+        .unwrap()
+}
+
+/// `[current, level]` from MON.SLIDECHECK; `rest` the thresholds and
+/// options.
+pub fn slide(
+    con: &mut impl ConnectionLike,
+    key: &str,
+    increment: i64,
+    window: impl redis::ToRedisArgs,
+    rest: &[&str],
+) -> (i64, i64) {
+    redis::cmd("MON.SLIDECHECK")
+        .arg(key)
+        .arg(increment)
+        .arg(window)
+        .arg(rest)
         .query(con)
         .unwrap()
 }

@@ -90,3 +90,15 @@ pub fn restore(con: &mut Connection, key: &str, payload: &[u8]) -> redis::RedisR
         .arg("REPLACE")
         .query(con)
 }
+
+/// `payload` (a DUMP of a module value) as if written with encoding
+/// version `version`: the module id's low 10 bits, and the CRC again.
+pub fn with_encoding_version(payload: &[u8], version: u64) -> Vec<u8> {
+    assert!(version < 1024);
+    let mut body = payload[..payload.len() - 8].to_vec();
+    let id = u64::from_be_bytes(body[2..10].try_into().unwrap());
+    body[2..10].copy_from_slice(&((id & !1023) | version).to_be_bytes());
+    let crc = crc64(&body);
+    body.extend(crc.to_le_bytes());
+    body
+}
