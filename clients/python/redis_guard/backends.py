@@ -120,9 +120,10 @@ def _glide_route(routes: Any, call: Call[Any]) -> Any:
 class _GlideBatch:
     """A valkey-glide Batch. On a cluster a transaction goes to its first
     key's slot. In a pipeline glide routes each command by its first
-    argument: the key for every command but CL.THROTTLEALL, which goes
-    with the rest only when all share one slot (the batch is then sent
-    there), else apart, routed, after the batch."""
+    argument: the key for every command but CL.THROTTLEALL. A pipeline
+    whose calls share one slot is sent there whole; otherwise each
+    CL.THROTTLEALL is sent alone, routed, between the batches of the calls
+    before and after it, so the calls still run in the order queued."""
 
     def __init__(self, glide: _Glide, transaction: Optional[bool]) -> None:
         self._glide = glide
@@ -133,52 +134,71 @@ class _GlideBatch:
     def queue(self, call: Call[Any]) -> None:
         self._calls.append(call)
 
+    def _routed_apart(self, call: Call[Any]) -> bool:
+        # glide routes an unknown command by its first argument.
+        return call.key is not None and call.words[1] != call.key
+
     def _one_slot(self) -> bool:
-        # Only a batch that sends a command apart needs the answer.
-        if all(call.key is None or call.words[1] == call.key for call in self._calls):
+        """Must the batch go to its first key's slot: a cluster transaction,
+        or a pipeline with a call glide would misroute whose calls all
+        share one slot (computed only then)."""
+        if not self._glide.cluster:
+            return False
+        if self._transaction:
+            return True
+        if not any(self._routed_apart(call) for call in self._calls):
             return False
         return len({key_slot(call.key) for call in self._calls if call.key is not None}) == 1
 
-    def _plan(self) -> Tuple[Any, Any, List[Tuple[int, Call[Any]]]]:
-        """The batch, its options, and the calls sent apart (with their
-        place in the results)."""
-        module = self._glide.module
-        cluster = self._glide.cluster
-        batch_class = getattr(module, "ClusterBatch" if cluster else "Batch")
-        batch = batch_class(is_atomic=self._transaction)
-        apart: List[Tuple[int, Call[Any]]] = []
-        whole = cluster and (self._transaction or self._one_slot())
-        for place, call in enumerate(self._calls):
-            # glide routes an unknown command by its first argument.
-            if cluster and not whole and call.key is not None and call.words[1] != call.key:
-                apart.append((place, call))
+    def _whole(self) -> bool:
+        return not self._glide.cluster or self._one_slot() or not any(map(self._routed_apart, self._calls))
+
+    def _segments(self) -> List[Tuple[bool, List[Call[Any]]]]:
+        """(sent alone, calls) in queue order."""
+        if self._whole():
+            return [(False, self._calls)]
+        segments: List[Tuple[bool, List[Call[Any]]]] = []
+        for call in self._calls:
+            if self._routed_apart(call):
+                segments.append((True, [call]))
+            elif segments and not segments[-1][0]:
+                segments[-1][1].append(call)
             else:
-                batch.custom_command(list(call.words))
+                segments.append((False, [call]))
+        return segments
+
+    def _batch(self, calls: List[Call[Any]]) -> Tuple[Any, Any]:
+        """A glide batch of `calls` and its options."""
+        module, cluster = self._glide.module, self._glide.cluster
+        batch = getattr(module, "ClusterBatch" if cluster else "Batch")(is_atomic=self._transaction)
+        for call in calls:
+            batch.custom_command(list(call.words))
         options = None
-        if whole and self._calls and self._calls[0].key is not None:
-            route = _glide_route(module, self._calls[0])
-            options = module.ClusterBatchOptions(route=route)
-        return batch, options, apart
+        if self._one_slot() and calls and calls[0].key is not None:
+            options = module.ClusterBatchOptions(route=_glide_route(module, calls[0]))
+        return batch, options
 
     def execute(self) -> Any:
-        batch, options, apart = self._plan()
-        client = self._glide.client
         if self._glide.is_async:
-            return self._execute_async(batch, options, apart)
-        replies = client.exec(batch, True, options) if options else client.exec(batch, True)
-        return _merge(list(replies or []), [(place, self._glide.execute(call)) for place, call in apart])
+            return self._execute_async()
+        client, replies = self._glide.client, []
+        for alone, calls in self._segments():
+            if alone:
+                replies.append(self._glide.execute(calls[0]))
+                continue
+            batch, options = self._batch(calls)
+            replies += list((client.exec(batch, True, options) if options else client.exec(batch, True)) or [])
+        return replies
 
-    async def _execute_async(self, batch: Any, options: Any, apart: List[Tuple[int, Call[Any]]]) -> List[Any]:
-        client = self._glide.client
-        replies = await (client.exec(batch, True, options) if options else client.exec(batch, True))
-        sent_apart = [(place, await self._glide.execute(call)) for place, call in apart]
-        return _merge(list(replies or []), sent_apart)
-
-
-def _merge(batched: List[Any], apart: List[Tuple[int, Any]]) -> List[Any]:
-    for place, reply in apart:
-        batched.insert(place, reply)
-    return batched
+    async def _execute_async(self) -> List[Any]:
+        client, replies = self._glide.client, []
+        for alone, calls in self._segments():
+            if alone:
+                replies.append(await self._glide.execute(calls[0]))
+                continue
+            batch, options = self._batch(calls)
+            replies += list(await (client.exec(batch, True, options) if options else client.exec(batch, True)) or [])
+        return replies
 
 
 class _Glide:

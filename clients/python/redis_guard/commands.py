@@ -51,6 +51,9 @@ def _option(name: str, value: Optional[Union[EncodableT, int]]) -> List[Union[En
 
 
 def _thresholds(thresholds: Thresholds) -> List[Union[EncodableT, int]]:
+    if isinstance(thresholds, (str, bytes)):
+        # A string is iterable too: "15" would send thresholds 1 and 5.
+        raise TypeError("thresholds: an int or a sequence of ints, not a string")
     return [thresholds] if isinstance(thresholds, int) else list(thresholds)
 
 
@@ -59,6 +62,7 @@ def _alert(alert: Optional[EncodableT], maxlen: Optional[int]) -> List[Union[Enc
 
 
 def _quantity(name: Optional[str], quantity: int) -> List[Union[EncodableT, int]]:
+    _word(quantity)  # True is no quantity, though True == 1
     # 1 is the server's default: not sent, as an option left out.
     if quantity == 1:
         return []

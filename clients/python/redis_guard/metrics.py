@@ -56,7 +56,8 @@ def scrape(client: Any) -> str:
 
 
 def serve(client: Any, host: str, port: int) -> http.server.HTTPServer:
-    """An HTTP server answering GET /metrics (call ``serve_forever``)."""
+    """An HTTP server answering GET /metrics (call ``serve_forever``), each
+    scrape on its own thread: one stuck on a slow node holds up no other."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -73,7 +74,7 @@ def serve(client: Any, host: str, port: int) -> http.server.HTTPServer:
         def log_message(self, format: str, *args: Any) -> None:
             return None
 
-    return http.server.HTTPServer((host, port), Handler)
+    return http.server.ThreadingHTTPServer((host, port), Handler)
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -84,8 +85,12 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
     parser.add_argument("--port", type=int, default=9188, help="port of /metrics")
     parser.add_argument("--once", action="store_true", help="print the metrics once and exit")
+    parser.add_argument("--timeout", type=float, default=2.0, help="seconds to wait for the node")
     options = parser.parse_args(argv)
-    client = redis.Redis.from_url(options.url)
+    # A node that does not answer in time is reported down, not waited for.
+    client = redis.Redis.from_url(
+        options.url, socket_timeout=options.timeout, socket_connect_timeout=options.timeout
+    )
     if options.once:
         print(scrape(client), end="")
         return

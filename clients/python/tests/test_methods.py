@@ -155,3 +155,21 @@ def test_a_client_of_the_other_kind_is_refused() -> None:
         AsyncGuard(redis.Redis())
     with pytest.raises(TypeError):
         Guard(object())
+
+
+def test_wrong_argument_types_raise_before_anything_is_sent() -> None:
+    """A string of thresholds would be sent digit by digit, and True as a
+    quantity would pass for the default 1: both are refused here."""
+    import redis
+
+    from redis_guard import Guard
+
+    g = Guard(redis.Redis(host="127.0.0.1", port=1))  # never reached
+    for call in (
+        lambda: g.incrcheck("k", 1, 60, "15"),  # type: ignore[arg-type]
+        lambda: g.throttle("k", 1, 1, 1, quantity=True),
+        lambda: g.throttle_all([("k", 1, 1, 1)], quantity=True),
+        lambda: g.incrcheck("k", 1.5, 60, 3),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(TypeError):
+            call()

@@ -4,8 +4,11 @@ node's own value, in Prometheus's text format, over HTTP too."""
 from __future__ import annotations
 
 import threading
+import time
 import urllib.request
 from typing import Dict
+
+import pytest
 
 from conftest import address, admin
 from redis_guard import Guard, metrics
@@ -49,3 +52,17 @@ def test_it_serves_metrics_over_http_and_says_when_the_node_is_down() -> None:
         server.shutdown()
     down = admin("127.0.0.1", 1)
     assert parsed(metrics.scrape(down)) == {"redis_guard_up": 0}
+
+
+def test_a_node_that_does_not_answer_is_down_within_the_timeout(capsys: pytest.CaptureFixture[str]) -> None:
+    (host, port), = address("GUARD_STANDALONE")
+    node = admin(host, port)
+    node.execute_command("CLIENT", "PAUSE", 3000, "ALL")  # every other client waits
+    try:
+        started = time.monotonic()
+        metrics.main(["--url", f"redis://{host}:{port}", "--once", "--timeout", "0.5"])
+        took = time.monotonic() - started
+    finally:
+        node.execute_command("CLIENT", "UNPAUSE")
+    assert parsed(capsys.readouterr().out) == {"redis_guard_up": 0}
+    assert took < 2.0, took

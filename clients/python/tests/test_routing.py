@@ -207,3 +207,21 @@ def test_the_check_sees_what_a_raw_call_costs() -> None:
 
     run_with(CLUSTER["redis-py-cluster"], redis_py)
     run_with(CLUSTER["glide-sync-cluster"], glide)
+
+
+async def _pipelines_run_in_order(flavour: str, client: Client) -> None:
+    """CL.THROTTLEALL queued between other calls across slots runs where it
+    was queued: the limiter it used up limits the CL.THROTTLE after it."""
+    limiter = f"{{o:{flavour}}}:lim"
+    pipe = client.guard.pipeline(transaction=False)
+    pipe.throttle_all([(limiter, 0, 1, 60)]).throttle(limiter, 0, 1, 60)
+    pipe.incrcheck(f"{{o:{flavour}}}:elsewhere-{key_slot(limiter)}", 1, 60, [5])
+    pipe.throttle_all([(limiter + "2", 0, 1, 60)]).incrcheck(f"{{p:{flavour}}}:x", 1, 60, [5])
+    first, second, check, third, other = await value(pipe.execute())
+    assert (first.limited, second.limited, third.limited) == (False, True, False)
+    assert (tuple(check), tuple(other)) == ((1, 0), (1, 0))
+
+
+@pytest.mark.parametrize("flavour", list(CLUSTER))
+def test_pipelined_calls_run_in_the_order_queued(flavour: str) -> None:
+    run_with(CLUSTER[flavour], lambda client: _pipelines_run_in_order(flavour, client))
