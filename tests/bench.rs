@@ -1106,6 +1106,15 @@ fn memory_usage(con: &mut Connection, keys: &[&str]) -> i64 {
         .sum()
 }
 
+/// `SCRIPT LOAD body`: its sha.
+fn script_load(con: &mut Connection, body: &str) -> String {
+    redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(body)
+        .query(con)
+        .unwrap()
+}
+
 fn used_memory(con: &mut Connection) -> i64 {
     info(con, "memory")
         .lines()
@@ -1130,13 +1139,7 @@ fn real_memory() -> String {
     for with_id in [false, true] {
         let server = Server::with_args(&["--appendonly", "no"]);
         let mut con = server.con();
-        let mut sha = |body: &str| -> String {
-            redis::cmd("SCRIPT")
-                .arg("LOAD")
-                .arg(body)
-                .query(&mut con)
-                .unwrap()
-        };
+        let mut sha = |body: &str| script_load(&mut con, body);
         let (reserve_sha, confirm_sha) = (sha(CAMPAIGN_RESERVE_LUA), sha(CAMPAIGN_CONFIRM_LUA));
         let start = used_memory(&mut con);
         reset_campaigns(&mut con);
@@ -1296,13 +1299,7 @@ fn real_memory() -> String {
 fn campaigns() -> String {
     let server = Server::with_args(&["--appendonly", "no"]);
     let mut con = server.con();
-    let mut sha = |body: &str| -> String {
-        redis::cmd("SCRIPT")
-            .arg("LOAD")
-            .arg(body)
-            .query(&mut con)
-            .unwrap()
-    };
+    let mut sha = |body: &str| script_load(&mut con, body);
     let (reserve_sha, confirm_sha, issue_sha) = (
         sha(CAMPAIGN_RESERVE_LUA),
         sha(CAMPAIGN_CONFIRM_LUA),

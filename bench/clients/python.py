@@ -101,25 +101,32 @@ def campaign(i: int) -> str:
     return CAMPAIGNS[i % len(CAMPAIGNS)]
 
 
+Queue = Callable[[Any, int], Any]
+
+
+def batches(new: Callable[[], Any], send: Callable[[Any], Any]) -> Callable[[Queue], Callable[[List[int]], Any]]:
+    """A row's pipelined sender: a fresh batch from `new`, the calls of
+    `indexes` queued on it, `send` runs it."""
+
+    def of(queue: Queue) -> Callable[[List[int]], Any]:
+        def run(indexes: List[int]) -> Any:
+            batch = new()
+            for i in indexes:
+                queue(batch, i)
+            return send(batch)
+
+        return run
+
+    return of
+
+
 def redis_py_rows(shas: Dict[str, str], run: str) -> List[Row]:
     client = redis.cluster.RedisCluster(startup_nodes=[redis.cluster.ClusterNode(h, p) for h, p in NODES])
     g = Guard(client)
 
-    def pipelined(queue: Callable[[Any, int], Any]) -> Callable[[List[int]], Any]:
-        def send(indexes: List[int]) -> Any:
-            pipe = client.pipeline()
-            for i in indexes:
-                queue(pipe, i)
-            return pipe.execute()
-        return send
+    pipelined = batches(client.pipeline, lambda pipe: pipe.execute())
 
-    def guard_pipelined(queue: Callable[[Any, int], Any]) -> Callable[[List[int]], Any]:
-        def send(indexes: List[int]) -> Any:
-            pipe = g.pipeline(transaction=False)
-            for i in indexes:
-                queue(pipe, i)
-            return pipe.execute()
-        return send
+    guard_pipelined = batches(lambda: g.pipeline(transaction=False), lambda pipe: pipe.execute())
 
     def user(i: int) -> str:
         return f"{run}:py:{i}"
@@ -153,24 +160,9 @@ def glide_rows(shas: Dict[str, str], run: str) -> List[Row]:
     g = Guard(client)
     scripts = {name: glide_sync.Script(body) for name, body in TWINS.items()}
 
-    def route(key: str) -> Any:
-        return glide_sync.SlotKeyRoute(glide_sync.SlotType.PRIMARY, key)
+    batched = batches(lambda: glide_sync.ClusterBatch(is_atomic=False), lambda batch: client.exec(batch, True))
 
-    def batched(queue: Callable[[Any, int], Any]) -> Callable[[List[int]], Any]:
-        def send(indexes: List[int]) -> Any:
-            batch = glide_sync.ClusterBatch(is_atomic=False)
-            for i in indexes:
-                queue(batch, i)
-            return client.exec(batch, True)
-        return send
-
-    def guard_pipelined(queue: Callable[[Any, int], Any]) -> Callable[[List[int]], Any]:
-        def send(indexes: List[int]) -> Any:
-            pipe = g.pipeline(transaction=False)
-            for i in indexes:
-                queue(pipe, i)
-            return pipe.execute()
-        return send
+    guard_pipelined = batches(lambda: g.pipeline(transaction=False), lambda pipe: pipe.execute())
 
     def user(i: int) -> str:
         return f"{run}:glide:{i}"
