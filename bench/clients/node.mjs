@@ -60,6 +60,54 @@ class Row {
   }
 }
 
+/**
+ * The rows of every client, around its own INCRBY and raw-call rows:
+ * the package's calls and the Lua twins through the client's own routed
+ * EVALSHA (`twin`), each also pipelined (`pipelined`: the client's batch).
+ */
+function sharedRows({ client, user, pipelined, twin, incrby, raw }) {
+  const g = guard(client);
+  const guardPipelined = (queue) => (indexes) => {
+    const pipeline = g.pipeline();
+    for (const i of indexes) queue(pipeline, i);
+    return pipeline.exec();
+  };
+  return [
+    incrby,
+    new Row(
+      "MON.INCRCHECK (package)",
+      (i) => g.incrcheck(counter(i), 1, 3600, [LIMIT]),
+      guardPipelined((p, i) => p.incrcheck(counter(batchOf(i)), 1, 3600, [LIMIT])),
+    ),
+    raw,
+    new Row(
+      "incrcheck.lua (EVALSHA)",
+      (i) => twin(client, "incrcheck", [counter(i)], [1, 3600, LIMIT]),
+      pipelined((p, i) => twin(p, "incrcheck", [counter(batchOf(i))], [1, 3600, LIMIT])),
+    ),
+    new Row(
+      "CL.THROTTLE (package)",
+      (i) => g.throttle(counter(i) + "t", 10 ** 6, 10 ** 6, 1),
+      guardPipelined((p, i) => p.throttle(counter(batchOf(i)) + "t", 10 ** 6, 10 ** 6, 1)),
+    ),
+    new Row(
+      "throttle.lua (EVALSHA)",
+      (i) => twin(client, "throttle", [counter(i) + "l"], [10 ** 6, 10 ** 6, 1, 1]),
+      pipelined((p, i) => twin(p, "throttle", [counter(batchOf(i)) + "l"], [10 ** 6, 10 ** 6, 1, 1])),
+    ),
+    new Row(
+      "COUPON.RESERVE (package)",
+      (i) => g.reserve(`${campaign(i)}:cpn`, user(i)),
+      guardPipelined((p, i) => p.reserve(`${campaign(batchOf(i))}:cpn`, user(i) + "p")),
+    ),
+    new Row(
+      "campaign_reserve.lua (EVALSHA)",
+      (i) => twin(client, "campaign_reserve", twinKeys(campaign(i)), [user(i), 3600]),
+      pipelined((p, i) => twin(p, "campaign_reserve", twinKeys(campaign(batchOf(i))), [user(i) + "p", 3600])),
+    ),
+  ];
+}
+
 /** The library's own clients: one per primary for the statistics, the cluster client, its rows. */
 function ioredis() {
   const module = require("ioredis");
@@ -84,54 +132,22 @@ function ioredis() {
     hset: (client, key, fields) => client.hset(key, fields),
     close: (client) => client.disconnect(),
     rows(client, shas, user) {
-      const g = guard(client);
       const pipelined = (queue) => (indexes) => {
         const pipeline = client.pipeline();
         for (const i of indexes) queue(pipeline, i);
         return exec(pipeline);
       };
-      const guardPipelined = (queue) => (indexes) => {
-        const pipeline = g.pipeline();
-        for (const i of indexes) queue(pipeline, i);
-        return pipeline.exec();
-      };
       // ioredis knows EVALSHA's keys (after numkeys) and routes it by them.
       const twin = (target, name, keys, args) => target.evalsha(shas[name], keys.length, ...keys, ...args);
-      return [
-        new Row("INCRBY", (i) => client.incrby(counter(i), 1), pipelined((p, i) => p.incrby(counter(batchOf(i)), 1))),
-        new Row(
-          "MON.INCRCHECK (package)",
-          (i) => g.incrcheck(counter(i), 1, 3600, [LIMIT]),
-          guardPipelined((p, i) => p.incrcheck(counter(batchOf(i)), 1, 3600, [LIMIT])),
-        ),
+      return sharedRows({
+        client,
+        user,
+        pipelined,
+        twin,
+        incrby: new Row("INCRBY", (i) => client.incrby(counter(i), 1), pipelined((p, i) => p.incrby(counter(batchOf(i)), 1))),
         // ioredis does not know the command's key: a random node, MOVED when it is not the owner.
-        new Row("MON.INCRCHECK (raw call)", (i) => client.call("MON.INCRCHECK", counter(i), 1, 3600, LIMIT), null),
-        new Row(
-          "incrcheck.lua (EVALSHA)",
-          (i) => twin(client, "incrcheck", [counter(i)], [1, 3600, LIMIT]),
-          pipelined((p, i) => twin(p, "incrcheck", [counter(batchOf(i))], [1, 3600, LIMIT])),
-        ),
-        new Row(
-          "CL.THROTTLE (package)",
-          (i) => g.throttle(counter(i) + "t", 10 ** 6, 10 ** 6, 1),
-          guardPipelined((p, i) => p.throttle(counter(batchOf(i)) + "t", 10 ** 6, 10 ** 6, 1)),
-        ),
-        new Row(
-          "throttle.lua (EVALSHA)",
-          (i) => twin(client, "throttle", [counter(i) + "l"], [10 ** 6, 10 ** 6, 1, 1]),
-          pipelined((p, i) => twin(p, "throttle", [counter(batchOf(i)) + "l"], [10 ** 6, 10 ** 6, 1, 1])),
-        ),
-        new Row(
-          "COUPON.RESERVE (package)",
-          (i) => g.reserve(`${campaign(i)}:cpn`, user(i)),
-          guardPipelined((p, i) => p.reserve(`${campaign(batchOf(i))}:cpn`, user(i) + "p")),
-        ),
-        new Row(
-          "campaign_reserve.lua (EVALSHA)",
-          (i) => twin(client, "campaign_reserve", twinKeys(campaign(i)), [user(i), 3600]),
-          pipelined((p, i) => twin(p, "campaign_reserve", twinKeys(campaign(batchOf(i))), [user(i) + "p", 3600])),
-        ),
-      ];
+        raw: new Row("MON.INCRCHECK (raw call)", (i) => client.call("MON.INCRCHECK", counter(i), 1, 3600, LIMIT), null),
+      });
     },
   };
 }
@@ -156,59 +172,27 @@ function nodeRedis() {
     hset: (client, key, fields) => client.hSet(key, fields),
     close,
     rows(client, shas, user) {
-      const g = guard(client);
       // A cluster multi goes to its first key's node; execAsPipeline() sends it without MULTI/EXEC.
       const pipelined = (queue) => (indexes) => {
         const multi = client.multi();
         for (const i of indexes) queue(multi, i);
         return multi.execAsPipeline();
       };
-      const guardPipelined = (queue) => (indexes) => {
-        const pipeline = g.pipeline();
-        for (const i of indexes) queue(pipeline, i);
-        return pipeline.exec();
-      };
       // evalSha routes by its first key, in a cluster client and a cluster multi.
       const twin = (target, name, keys, args) => target.evalSha(shas[name], { keys, arguments: args.map(String) });
-      return [
-        new Row("INCRBY", (i) => client.incrBy(counter(i), 1), pipelined((m, i) => m.incrBy(counter(batchOf(i)), 1))),
-        new Row(
-          "MON.INCRCHECK (package)",
-          (i) => g.incrcheck(counter(i), 1, 3600, [LIMIT]),
-          guardPipelined((p, i) => p.incrcheck(counter(batchOf(i)), 1, 3600, [LIMIT])),
-        ),
+      return sharedRows({
+        client,
+        user,
+        pipelined,
+        twin,
+        incrby: new Row("INCRBY", (i) => client.incrBy(counter(i), 1), pipelined((m, i) => m.incrBy(counter(batchOf(i)), 1))),
         // No firstKey: a random node, MOVED when it is not the owner.
-        new Row(
+        raw: new Row(
           "MON.INCRCHECK (raw call)",
           (i) => client.sendCommand(undefined, false, ["MON.INCRCHECK", counter(i), "1", "3600", String(LIMIT)]),
           null,
         ),
-        new Row(
-          "incrcheck.lua (EVALSHA)",
-          (i) => twin(client, "incrcheck", [counter(i)], [1, 3600, LIMIT]),
-          pipelined((m, i) => twin(m, "incrcheck", [counter(batchOf(i))], [1, 3600, LIMIT])),
-        ),
-        new Row(
-          "CL.THROTTLE (package)",
-          (i) => g.throttle(counter(i) + "t", 10 ** 6, 10 ** 6, 1),
-          guardPipelined((p, i) => p.throttle(counter(batchOf(i)) + "t", 10 ** 6, 10 ** 6, 1)),
-        ),
-        new Row(
-          "throttle.lua (EVALSHA)",
-          (i) => twin(client, "throttle", [counter(i) + "l"], [10 ** 6, 10 ** 6, 1, 1]),
-          pipelined((m, i) => twin(m, "throttle", [counter(batchOf(i)) + "l"], [10 ** 6, 10 ** 6, 1, 1])),
-        ),
-        new Row(
-          "COUPON.RESERVE (package)",
-          (i) => g.reserve(`${campaign(i)}:cpn`, user(i)),
-          guardPipelined((p, i) => p.reserve(`${campaign(batchOf(i))}:cpn`, user(i) + "p")),
-        ),
-        new Row(
-          "campaign_reserve.lua (EVALSHA)",
-          (i) => twin(client, "campaign_reserve", twinKeys(campaign(i)), [user(i), 3600]),
-          pipelined((m, i) => twin(m, "campaign_reserve", twinKeys(campaign(batchOf(i))), [user(i) + "p", 3600])),
-        ),
-      ];
+      });
     },
   };
 }
