@@ -2,14 +2,14 @@
 //! online shops. The command reference is docs/commands.md.
 //!
 //! Layout: `redis/` owns the Redis module API (every `unsafe` is there);
-//! each command family is a folder (`mon/`, `coupon/`, `campaign/`,
-//! `throttle/`, `window/`) where a command is one file (metadata, parsing, handler)
-//! beside the family's pure decisions (`rules.rs`, `gcra.rs`, `all_or_nothing.rs`);
+//! each command family is a folder (`mon/` with its `window/` type,
+//! `coupon/` with its `campaign/` type, `throttle/`) where a command is
+//! one file (metadata, parsing, handler) beside the family's pure
+//! decisions (`rules.rs`, `gcra.rs`, `all_or_nothing.rs`);
 //! `args`, `integer` and `reply` are the shared pure parts; `stats` the
 //! INFO counters; `tape` an in-memory RDB for tests and fuzz targets.
 
 pub mod args;
-pub mod campaign;
 pub mod coupon;
 pub mod integer;
 pub mod mon;
@@ -19,7 +19,6 @@ pub mod stats;
 pub mod tape;
 mod test_panic;
 pub mod throttle;
-pub mod window;
 
 use redis::Command;
 /// The encoding interface of module values, for tests and fuzz targets
@@ -32,17 +31,17 @@ const COMMANDS: [&Command; 16] = [
     &mon::decrclamp::COMMAND,
     &coupon::issue::COMMAND,
     &coupon::revoke::COMMAND,
-    &campaign::create::COMMAND,
-    &campaign::reserve::COMMAND,
-    &campaign::confirm::COMMAND,
-    &campaign::release::COMMAND,
-    &campaign::info::COMMAND,
-    &campaign::claims::COMMAND,
-    &campaign::apply::COMMAND,
+    &coupon::campaign::create::COMMAND,
+    &coupon::campaign::reserve::COMMAND,
+    &coupon::campaign::confirm::COMMAND,
+    &coupon::campaign::release::COMMAND,
+    &coupon::campaign::info::COMMAND,
+    &coupon::campaign::claims::COMMAND,
+    &coupon::campaign::apply::COMMAND,
     &throttle::cl_throttle::COMMAND,
     &throttle::cl_throttleall::COMMAND,
-    &window::slidecheck::COMMAND,
-    &window::apply::COMMAND,
+    &mon::slidecheck::COMMAND,
+    &mon::window::apply::COMMAND,
     &mon::distinct::COMMAND,
 ];
 
@@ -62,7 +61,10 @@ fn init(ctx: &redis_module::Context, args: &[redis_module::RedisString]) -> redi
     }
     match redis::load(
         ctx,
-        &[&campaign::encoding::CAMPAIGN, &window::encoding::WINDOW],
+        &[
+            &coupon::campaign::encoding::CAMPAIGN,
+            &mon::window::encoding::WINDOW,
+        ],
         &commands,
     ) {
         Ok(()) => redis_module::Status::Ok,

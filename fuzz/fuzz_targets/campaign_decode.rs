@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use redis_guard::campaign::effect::{self, Effect};
-use redis_guard::campaign::store::Campaign;
+use redis_guard::coupon::campaign::effect::{self, Effect};
+use redis_guard::coupon::campaign::store::Campaign;
 use redis_guard::tape::Tape;
 use redis_guard::ModuleValue;
 

@@ -5,9 +5,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use redis_guard::campaign::effect::{self, Settings};
-use redis_guard::campaign::rules::{self, Plan};
-use redis_guard::campaign::store::Campaign;
+use redis_guard::coupon::campaign::effect::{self, Settings};
+use redis_guard::coupon::campaign::rules::{self, Plan};
+use redis_guard::coupon::campaign::store::Campaign;
 use redis_guard::tape::Tape;
 use redis_guard::ModuleValue;
 

@@ -2,7 +2,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use redis_guard::coupon::rules::{self as coupon_rules, Coupon};
+use redis_guard::coupon::outcome::Coupon;
+use redis_guard::coupon::set as coupon_rules;
 use redis_guard::mon::rules::{self, Refund};
 use redis_guard::throttle::gcra::{self, Rate};
 

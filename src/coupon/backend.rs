@@ -3,8 +3,9 @@
 //! once, and get one outcome type whichever it is; each backend fires its
 //! own keyspace events.
 
-use super::rules::{self, Coupon, IssueStep};
-use crate::campaign::on_coupon;
+use super::outcome::Coupon;
+use super::set::{self, IssueStep};
+use crate::coupon::campaign::on_coupon;
 use crate::redis::{Arg, CommandKey, Ctx, EventClass, SetCall};
 use crate::reply::ErrorReply;
 
@@ -19,11 +20,11 @@ pub fn issue(ctx: Ctx<'_>, name: Arg<'_>, user: Arg<'_>, limit: i64) -> Result<C
     let issued = key.set_len()?;
     // Nested set calls need the key closed.
     drop(key);
-    let already_holds = match rules::issue_step(issued, limit) {
+    let already_holds = match set::issue_step(issued, limit) {
         IssueStep::AddIfAbsent => target.set_call(SetCall::Add, user)? == 0,
         IssueStep::AskMembership => target.set_call(SetCall::IsMember, user)? == 1,
     };
-    let outcome = rules::coupon(already_holds, issued, limit);
+    let outcome = set::coupon(already_holds, issued, limit);
     if let Coupon::Issued { sold_out: true, .. } = outcome {
         target.notify(EventClass::Set, c"coupon.soldout");
     }

@@ -3,7 +3,7 @@
 //! the key is a campaign).
 
 use super::backend;
-use super::rules::Coupon;
+use super::outcome::Coupon;
 use crate::args;
 use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, ErrorReply, Reply};

@@ -5,8 +5,8 @@
 //! MON.DECRCLAMP: the options, the stream's checks, the entry's fields,
 //! the XADD and the XADD propagated.
 
+use super::thresholds::{self, Thresholds};
 use crate::args;
-use crate::mon::thresholds::{self, Thresholds};
 use crate::redis::{Arg, ArgDoc, CommandKey, Ctx, KeyAccess, Word};
 use crate::reply::ErrorReply;
 use crate::stats;

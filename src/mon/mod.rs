@@ -1,7 +1,7 @@
 //! The velocity checks: MON.INCRCHECK and MON.DECRCLAMP (counters in a
 //! time window, plain string keys) and MON.DISTINCT (distinct members on
-//! a sorted set). MON.SLIDECHECK's sliding windows are a module type of
-//! their own, in `window/`. `thresholds.rs` is their shared threshold list,
+//! a sorted set). MON.SLIDECHECK keeps sliding windows, a module type
+//! of their own (`guard-win`, in `window/`). `thresholds.rs` is their shared threshold list,
 //! `alert.rs` the `ALERT stream` option all four take.
 
 pub mod alert;
@@ -9,4 +9,6 @@ pub mod decrclamp;
 pub mod distinct;
 pub mod incrcheck;
 pub mod rules;
+pub mod slidecheck;
 pub mod thresholds;
+pub mod window;

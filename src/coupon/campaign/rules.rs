@@ -10,7 +10,7 @@
 
 use super::effect::Effect;
 use super::store::{Campaign, ClaimState, LAST_CLAIM};
-use crate::coupon::rules::Coupon;
+use crate::coupon::outcome::Coupon;
 
 /// Expired holds reclaimed by one writing call, so that no call does
 /// unbounded work.

@@ -1,5 +1,7 @@
-//! The decisions of the set-based COUPON.* commands, as pure functions of
-//! plain values.
+//! The decisions of COUPON.ISSUE on a plain set of winners, as pure
+//! functions of plain values.
+
+use super::outcome::Coupon;
 
 /// What COUPON.ISSUE does to the set first, given how many places are
 /// taken.
@@ -19,29 +21,6 @@ pub fn issue_step(issued: i64, limit: i64) -> IssueStep {
         IssueStep::AddIfAbsent
     } else {
         IssueStep::AskMembership
-    }
-}
-
-/// What COUPON.ISSUE answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Coupon {
-    /// A new winner with this rank (1-based). `sold_out` when it took the
-    /// last place.
-    Issued { rank: i64, sold_out: bool },
-    /// The user already holds one (reply -1).
-    AlreadyHeld,
-    /// No place left (reply -2).
-    SoldOut,
-}
-
-impl Coupon {
-    /// The integer reply (docs/commands.md).
-    pub fn reply(self) -> i64 {
-        match self {
-            Coupon::Issued { rank, .. } => rank,
-            Coupon::AlreadyHeld => -1,
-            Coupon::SoldOut => -2,
-        }
     }
 }
 

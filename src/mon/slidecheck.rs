@@ -3,12 +3,12 @@
 //! highest threshold crossed that the key has not reported within the
 //! window (and records it in the stream).
 
-use super::effect::{Shape, MAX_BUCKETS};
-use super::pipeline;
-use super::rules::{self, Slide};
+use super::alert::{self, Alert, Record};
+use super::thresholds::Thresholds;
+use super::window::effect::{Shape, MAX_BUCKETS};
+use super::window::pipeline;
+use super::window::rules::{self, Slide};
 use crate::args;
-use crate::mon::alert::{self, Alert, Record};
-use crate::mon::thresholds::Thresholds;
 use crate::redis::{
     callback_finding_keys, Arg, ArgDoc, Command, Ctx, FindsKeys, Handler, KeyAccess, Keys,
 };

@@ -11,12 +11,11 @@
 //! - `encoding.rs`: the data type, its validated RDB encoding and its AOF
 //!   rewrite.
 //!
-//! Then the commands: MON.SLIDECHECK, and MON.APPLY, which replays effects.
+//! Then MON.APPLY, which replays effects; MON.SLIDECHECK is `../slidecheck.rs`.
 
 pub mod apply;
 pub mod effect;
 pub mod encoding;
 pub mod pipeline;
 pub mod rules;
-pub mod slidecheck;
 pub mod store;

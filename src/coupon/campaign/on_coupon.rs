@@ -4,7 +4,7 @@
 
 use super::encoding::CAMPAIGN;
 use super::{pipeline, rules};
-use crate::coupon::rules::Coupon;
+use crate::coupon::outcome::Coupon;
 use crate::redis::{Arg, Ctx, OpenKey};
 use crate::reply::ErrorReply;
 
