@@ -14,6 +14,7 @@ pub mod coupon;
 pub mod integer;
 pub mod mon;
 mod redis;
+pub mod replicated;
 pub mod reply;
 pub mod stats;
 pub mod tape;

@@ -4,7 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use redis_guard::coupon::campaign::effect::{self, Effect};
+use redis_guard::coupon::campaign::effect::Effect;
+use redis_guard::replicated::wire;
 use redis_guard::coupon::campaign::store::Campaign;
 use redis_guard::tape::Tape;
 use redis_guard::ModuleValue;
@@ -47,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(Campaign::read(&mut saved, 1).as_ref(), Some(&campaign));
     let mut effects = Vec::new();
     for (_, args) in campaign.rewrite() {
-        effects.extend(effect::from_args(&args).expect("the rewrite's own ops parse"));
+        effects.extend(wire::from_args::<Campaign, _>(&args).expect("the rewrite's own ops parse"));
     }
     let Some((Effect::Create(settings), rest)) = effects.split_first() else {
         panic!("a rewrite starts with CREATE");

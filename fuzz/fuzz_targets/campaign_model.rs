@@ -5,9 +5,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use redis_guard::coupon::campaign::effect::{self, Settings};
+use redis_guard::coupon::campaign::effect::Settings;
 use redis_guard::coupon::campaign::rules::{self, Plan};
 use redis_guard::coupon::campaign::store::Campaign;
+use redis_guard::replicated::wire;
 use redis_guard::tape::Tape;
 use redis_guard::ModuleValue;
 
@@ -20,8 +21,8 @@ fn carry_out<T>(primary: &mut Campaign, replica: &mut Campaign, plan: &Plan<T>) 
     for effect in &plan.effects {
         primary.apply(effect).expect("a decision's effect applies");
     }
-    let args = effect::to_args(&plan.effects);
-    for effect in effect::from_args(&args).expect("effects parse back") {
+    let args = wire::to_args::<Campaign>(&plan.effects);
+    for effect in wire::from_args::<Campaign, _>(&args).expect("effects parse back") {
         replica.apply(&effect).expect("the replica applies it too");
     }
 }

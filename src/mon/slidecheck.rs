@@ -6,12 +6,13 @@
 use super::alert::{self, Alert, Record};
 use super::thresholds::Thresholds;
 use super::window::effect::{Shape, MAX_BUCKETS};
-use super::window::pipeline;
 use super::window::rules::{self, Slide};
+use super::window::store::Window;
 use crate::args;
 use crate::redis::{
     callback_finding_keys, Arg, ArgDoc, Command, Ctx, FindsKeys, Handler, KeyAccess, Keys,
 };
+use crate::replicated::pipeline;
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
 
@@ -111,9 +112,14 @@ impl Handler for MonSlideCheck {
             thresholds,
             expires_at_ms: request.expires_at_ms,
         };
-        let (slid, alerted) = pipeline::slide(ctx, args[1], &call, |slid| {
+        // The alert's entry goes first: a refused one stops the call with
+        // nothing written.
+        let (slid, alerted) = pipeline::decide::<Window, _, _>(ctx, args[1], |window, now| {
+            let (slid, effects) = rules::slide(window, &call, now)
+                .map_err(|refusal| ErrorReply::owned(refusal.message()))?;
             let record = Record::crossing(thresholds, slid.level, slid.current, None);
-            alert::append(request.alert.as_ref(), ctx, args[1], record)
+            let alerted = alert::append(request.alert.as_ref(), ctx, args[1], record)?;
+            Ok(((slid, alerted), effects))
         })?;
         if let Some(entry) = alerted {
             entry.propagate();

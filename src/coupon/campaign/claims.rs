@@ -3,8 +3,8 @@
 
 use super::claim_number;
 use super::encoding::CAMPAIGN;
-use super::pipeline::NO_SUCH_CAMPAIGN;
 use super::store::ClaimState;
+use super::write::NO_SUCH_CAMPAIGN;
 use crate::args;
 use crate::redis::{callback, Arg, ArgDoc, Command, CommandKey, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, ErrorReply, Reply};

@@ -1,7 +1,7 @@
 //! `COUPON.CONFIRM key claim`: the payment went through; the place is kept.
 
 use super::claim_number;
-use super::{pipeline, rules};
+use super::{rules, write};
 use crate::args;
 use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, Reply};
@@ -29,7 +29,7 @@ impl Handler for Confirm {
             return Err(args::wrong_arity("coupon.confirm"));
         };
         let claim = claim_number(claim.as_bytes(), "claim")?;
-        let outcome = pipeline::decide(ctx, args[1], |campaign, now| {
+        let outcome = write::decide(ctx, args[1], |campaign, now| {
             Ok(rules::confirm(campaign, claim, now))
         })?;
         Ok(Reply::Integer(outcome.reply()))

@@ -1,7 +1,7 @@
 //! `COUPON.CREATE key limit [PERUSER n] [HOLD seconds]`: a new campaign.
 
 use super::effect::Settings;
-use super::pipeline;
+use super::write;
 use crate::args;
 use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, ErrorReply, Reply};
@@ -59,7 +59,7 @@ impl Create {
 impl Handler for Create {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         let settings = Create::parse(&args[2..], ctx.now_ms())?;
-        pipeline::create(ctx, args[1], settings)?;
+        write::create(ctx, args[1], settings)?;
         Ok(Reply::Simple("OK"))
     }
 }

@@ -10,15 +10,13 @@
 //! Nothing is allocated by a count the payload states: claims are read
 //! one at a time until the count is reached or the input fails.
 
-use super::effect::{self, Effect, Settings, Totals, APPLY_COMMAND};
+use super::effect::{Effect, Settings, Totals};
 use super::store::{Campaign, ClaimState};
 use crate::redis::{AofCommand, DataType, ModuleValue, Reader, Writer};
+use crate::replicated::rewrite;
 
 /// The `guard-cpn` data type.
 pub static CAMPAIGN: DataType<Campaign> = DataType::new();
-
-/// Effects per COUPON.APPLY command in a rewritten AOF.
-const EFFECTS_PER_AOF_COMMAND: usize = 100;
 
 impl ModuleValue for Campaign {
     const NAME: &'static std::ffi::CStr = c"guard-cpn";
@@ -62,24 +60,9 @@ impl ModuleValue for Campaign {
         }
     }
 
-    /// The effects that rebuild it, in COUPON.APPLY commands: CREATE with
-    /// the settings, every stored claim, then the totals.
+    /// The effects that rebuild it ([`rebuild`]), in COUPON.APPLY commands.
     fn rewrite(&self) -> Vec<AofCommand> {
-        let mut effects = vec![Effect::Create(self.settings())];
-        effects.extend(self.stored_claims().map(|(claim, c)| Effect::Put {
-            claim,
-            user: c.user.to_vec(),
-            expires_at_ms: match c.state {
-                ClaimState::Held { expires_at_ms } => Some(expires_at_ms),
-                ClaimState::Confirmed => None,
-            },
-            request_id: c.request_id.as_deref().map(<[u8]>::to_vec),
-        }));
-        effects.push(Effect::Totals(self.totals()));
-        effects
-            .chunks(EFFECTS_PER_AOF_COMMAND)
-            .map(|batch| (APPLY_COMMAND, effect::to_args(batch)))
-            .collect()
+        rewrite::commands(self)
     }
 
     fn memory(&self) -> usize {
@@ -89,6 +72,23 @@ impl ModuleValue for Campaign {
     fn free_effort(&self) -> usize {
         Campaign::free_effort(self)
     }
+}
+
+/// The effects that rebuild a campaign on an empty key: CREATE with the
+/// settings, every stored claim, then the totals.
+pub fn rebuild(campaign: &Campaign) -> Vec<Effect> {
+    let mut effects = vec![Effect::Create(campaign.settings())];
+    effects.extend(campaign.stored_claims().map(|(claim, c)| Effect::Put {
+        claim,
+        user: c.user.to_vec(),
+        expires_at_ms: match c.state {
+            ClaimState::Held { expires_at_ms } => Some(expires_at_ms),
+            ClaimState::Confirmed => None,
+        },
+        request_id: c.request_id.as_deref().map(<[u8]>::to_vec),
+    }));
+    effects.push(Effect::Totals(campaign.totals()));
+    effects
 }
 
 /// Encoding 1: settings, totals, then each stored claim in claim order.
@@ -147,6 +147,7 @@ fn read_v1(input: &mut dyn Reader) -> Option<Campaign> {
 mod tests {
     use super::super::rules;
     use super::*;
+    use crate::replicated::{wire, Replicated};
     use crate::tape::Tape;
 
     const NOW: i64 = 1_000_000;
@@ -309,8 +310,8 @@ mod tests {
         let commands = campaign.rewrite();
         let mut effects = Vec::new();
         for (name, args) in &commands {
-            assert_eq!(*name, APPLY_COMMAND);
-            effects.extend(effect::from_args(args).unwrap());
+            assert_eq!(*name, <Campaign as Replicated>::APPLY_COMMAND);
+            effects.extend(wire::from_args::<Campaign, _>(args).unwrap());
         }
         let Some((Effect::Create(settings), rest)) = effects.split_first() else {
             panic!("the rewrite starts with CREATE: {effects:?}");

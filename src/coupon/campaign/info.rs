@@ -1,7 +1,7 @@
 //! `COUPON.INFO key`: a campaign's settings and counts, exact as of now.
 
 use super::encoding::CAMPAIGN;
-use super::pipeline::NO_SUCH_CAMPAIGN;
+use super::write::NO_SUCH_CAMPAIGN;
 use crate::redis::{callback, Arg, ArgDoc, Command, CommandKey, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, Reply};
 

@@ -8,10 +8,12 @@
 //! - `effect.rs`: the effects and their one wire format (COUPON.APPLY);
 //! - `store.rs` (with `expiry.rs`): the campaign as stored, and `apply`,
 //!   the only way it changes, refusing effects that do not fit;
-//! - `pipeline.rs`: opens the key, decides, applies, and owns every event,
-//!   counter and propagation;
 //! - `encoding.rs`: the data type, its RDB encoding with the validation of
-//!   every load, and the AOF rewrite.
+//!   every load;
+//! - this file: how those plug into the `replicated` layer, which applies
+//!   effects and owns their events, counters, propagation and AOF rewrite;
+//! - `write.rs`: a campaign command's way into that layer, with the
+//!   campaign's own errors and sold-out event.
 //!
 //! Then one file a command: COUPON.CREATE, RESERVE, CONFIRM, RELEASE,
 //! INFO, CLAIMS, and COUPON.APPLY, which replays effects. `on_coupon.rs`
@@ -26,15 +28,165 @@ pub mod encoding;
 pub mod expiry;
 pub mod info;
 pub mod on_coupon;
-pub mod pipeline;
 pub mod release;
 pub mod reserve;
 pub mod rules;
 pub mod store;
+pub mod write;
 
+use std::ffi::CStr;
+
+use effect::{Effect, Settings};
+use encoding::CAMPAIGN;
+use store::Campaign;
+
+use crate::redis::{DataType, EventClass, Words};
+use crate::replicated::{Acts, ApplyError, Owed, Replicated, WireError};
 use crate::reply::ErrorReply;
+use crate::stats;
 
 /// A claim number argument (`claim`, `from`): a positive integer.
 pub fn claim_number(bytes: &[u8], name: &str) -> Result<u64, ErrorReply> {
     crate::args::positive(bytes, name).map(|n| n as u64)
+}
+
+impl Replicated for Campaign {
+    type Effect = Effect;
+    type Shape = Settings;
+    const APPLY_COMMAND: &'static CStr = c"COUPON.APPLY";
+
+    fn data_type() -> &'static DataType<Self> {
+        &CAMPAIGN
+    }
+
+    fn acts(effect: &Effect) -> Acts<Settings> {
+        match effect {
+            Effect::Create(settings) => Acts::Creating(*settings),
+            _ => Acts::OnValue,
+        }
+    }
+
+    fn new(settings: Settings) -> Self {
+        Campaign::new(settings)
+    }
+
+    fn apply(&mut self, effect: &Effect) -> Result<(), ApplyError> {
+        Campaign::apply(self, effect)
+    }
+
+    fn owed(effect: &Effect) -> Option<Owed> {
+        let (event, counter) = match effect {
+            Effect::Put {
+                expires_at_ms: Some(_),
+                ..
+            } => (c"coupon.reserved", Some(&stats::COUPON_RESERVED)),
+            // A claim confirmed as it is made is ISSUE's: counted there.
+            Effect::Put { .. } => (c"coupon.confirmed", None),
+            Effect::Confirm { .. } => (c"coupon.confirmed", Some(&stats::COUPON_CONFIRMED)),
+            Effect::Release { .. } => (c"coupon.released", Some(&stats::COUPON_RELEASED)),
+            Effect::Expire { .. } => (c"coupon.expired", Some(&stats::COUPON_EXPIRED)),
+            Effect::Create(_) | Effect::Totals(_) => return None,
+        };
+        Some(Owed {
+            class: EventClass::Module,
+            event,
+            counter,
+        })
+    }
+
+    fn write_op<'a>(effect: &'a Effect, words: &mut Words<'a>) {
+        effect::words(effect, words)
+    }
+
+    fn read_op<'a, A: AsRef<[u8]>>(
+        op: &[u8],
+        args: &'a [A],
+    ) -> Result<(Effect, &'a [A]), WireError> {
+        effect::read(op, args)
+    }
+
+    /// CREATE with the settings, every stored claim, then the totals.
+    fn rebuild(&self) -> Vec<Effect> {
+        encoding::rebuild(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::effect::{Effect, Settings, Totals};
+    use super::store::Campaign;
+    use crate::replicated::wire::{self, to_args};
+
+    fn from_args<A: AsRef<[u8]>>(args: &[A]) -> Result<Vec<Effect>, wire::WireError> {
+        wire::from_args::<Campaign, A>(args)
+    }
+
+    #[test]
+    fn effects_round_trip_through_their_arguments() {
+        let effects = vec![
+            Effect::Create(Settings {
+                limit: 5,
+                per_user: 2,
+                hold_s: 9_223_372_036_854_775,
+            }),
+            Effect::Expire { claim: 3 },
+            Effect::Put {
+                claim: 9,
+                user: b"u \0x".to_vec(),
+                expires_at_ms: Some(1_800_000_000_123),
+                request_id: Some(b"req-1".to_vec()),
+            },
+            Effect::Put {
+                claim: i64::MAX as u64,
+                user: b"v".to_vec(),
+                expires_at_ms: None,
+                request_id: None,
+            },
+            Effect::Confirm { claim: 9 },
+            Effect::Release { claim: 10 },
+            Effect::Totals(Totals {
+                claims_made: 10,
+                released: 4,
+                expired: 2,
+            }),
+        ];
+        assert_eq!(from_args(&to_args::<Campaign>(&effects)), Ok(effects));
+    }
+
+    #[test]
+    fn malformed_ops_are_refused() {
+        for args in [
+            &["PUT", "1", "u"][..],
+            &["CONFIRM"],
+            &["CONFIRM", "-1"],
+            &["CONFIRM", "0"],
+            &["CONFIRM", "9223372036854775808"],
+            &["NOPE", "1"],
+            &["TOTALS", "1", "2"],
+            &["TOTALS", "1", "2", "-3"],
+            &["PUT", "1", "u", "x", ""],
+            &["PUT", "1", "u", "-2", ""],
+            &["PUT", "1", "", "-1", ""],
+            &["CREATE", "0", "1", "1"],
+            &["CREATE", "1", "1", "9223372036854776"],
+            &["CREATE", "1", "1"],
+        ] {
+            assert!(from_args(args).is_err(), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn settings_are_judged_without_a_clock() {
+        let at_the_limit = Settings {
+            limit: 1,
+            per_user: 1,
+            hold_s: i64::MAX / 1000,
+        };
+        assert_eq!(at_the_limit.check(), Ok(()));
+        let over = Settings {
+            hold_s: i64::MAX / 1000 + 1,
+            ..at_the_limit
+        };
+        assert!(over.check().is_err());
+    }
 }

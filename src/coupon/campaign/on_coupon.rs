@@ -3,7 +3,7 @@
 //! outcomes the set backend gives.
 
 use super::encoding::CAMPAIGN;
-use super::{pipeline, rules};
+use super::{rules, write};
 use crate::coupon::outcome::Coupon;
 use crate::redis::{Arg, Ctx, OpenKey};
 use crate::reply::ErrorReply;
@@ -15,14 +15,14 @@ pub fn is_campaign(key: &OpenKey<'_>) -> bool {
 
 /// Reserve and confirm in one step.
 pub fn issue(ctx: Ctx<'_>, name: Arg<'_>, user: &[u8], limit: i64) -> Result<Coupon, ErrorReply> {
-    pipeline::decide(ctx, name, |campaign, now| {
+    write::decide(ctx, name, |campaign, now| {
         rules::issue(campaign, user, limit, now)
     })
 }
 
 /// Releases every live claim of `user`; how many.
 pub fn revoke(ctx: Ctx<'_>, name: Arg<'_>, user: &[u8]) -> Result<u64, ErrorReply> {
-    let revocation = pipeline::decide(ctx, name, |campaign, now| {
+    let revocation = write::decide(ctx, name, |campaign, now| {
         Ok(rules::revoke(campaign, user, now))
     })?;
     Ok(revocation.released)

@@ -2,7 +2,7 @@
 //! cancelled; the place is free at once.
 
 use super::claim_number;
-use super::{pipeline, rules};
+use super::{rules, write};
 use crate::args;
 use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, Reply};
@@ -28,7 +28,7 @@ impl Handler for Release {
             return Err(args::wrong_arity("coupon.release"));
         };
         let claim = claim_number(claim.as_bytes(), "claim")?;
-        let outcome = pipeline::decide(ctx, args[1], |campaign, now| {
+        let outcome = write::decide(ctx, args[1], |campaign, now| {
             Ok(rules::release(campaign, claim, now))
         })?;
         Ok(Reply::Integer(outcome.reply()))

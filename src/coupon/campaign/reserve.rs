@@ -1,7 +1,7 @@
 //! `COUPON.RESERVE key user [HOLD seconds] [ID request-id]`: holds a place
 //! while the payment runs.
 
-use super::{pipeline, rules};
+use super::{rules, write};
 use crate::args;
 use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, ErrorReply, Reply};
@@ -63,7 +63,7 @@ impl<'a> Reserve<'a> {
 impl Handler for Reserve<'_> {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         let request = Reserve::parse(&args[2..], ctx.now_ms())?;
-        let outcome = pipeline::decide(ctx, args[1], |campaign, now| {
+        let outcome = write::decide(ctx, args[1], |campaign, now| {
             let hold_until_ms = request.hold_until_ms.unwrap_or_else(|| {
                 args::span_end_ms(now, campaign.settings().hold_s).unwrap_or(i64::MAX)
             });

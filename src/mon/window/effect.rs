@@ -8,13 +8,10 @@
 //! threshold at_ms`, `PEXPIREAT at_ms` (the key's expiry, applied to the
 //! key).
 
-use std::ffi::CStr;
-
 use crate::integer;
 use crate::redis::{KeptWord, Word, Words};
-
-/// The command that carries effects.
-pub const APPLY_COMMAND: &CStr = c"MON.APPLY";
+use crate::replicated::wire::{at_least, UNKNOWN_OP};
+use crate::replicated::WireError;
 
 /// Most buckets a window may be cut into.
 pub const MAX_BUCKETS: i64 = 3600;
@@ -94,6 +91,12 @@ impl CallEffects {
     }
 }
 
+impl AsRef<[Effect]> for CallEffects {
+    fn as_ref(&self) -> &[Effect] {
+        self.as_slice()
+    }
+}
+
 impl IntoIterator for CallEffects {
     type Item = Effect;
     type IntoIter = std::iter::Take<std::array::IntoIter<Effect, 4>>;
@@ -103,42 +106,32 @@ impl IntoIterator for CallEffects {
     }
 }
 
-pub type WireError = &'static str;
-
-/// The one mapping from effects to ops: each op's name, then its numbers.
+/// The one mapping from an effect to its op: the op's name, then its
+/// numbers.
 #[inline]
-pub fn words(effects: &[Effect]) -> Words<'static> {
+pub fn words(effect: &Effect, words: &mut Words<'_>) {
     static CREATE: KeptWord = KeptWord::new(c"CREATE");
     static ADD: KeptWord = KeptWord::new(c"ADD");
     static FOLD: KeptWord = KeptWord::new(c"FOLD");
     static REPORT: KeptWord = KeptWord::new(c"REPORT");
     static PEXPIREAT: KeptWord = KeptWord::new(c"PEXPIREAT");
-    let mut words = Words::new();
-    for effect in effects {
-        match *effect {
-            Effect::Create(shape) => words.extend(&[
-                Word::Kept(&CREATE),
-                Word::Number(shape.window_ms),
-                Word::Number(shape.buckets),
-            ]),
-            Effect::Add { bucket, amount } => {
-                words.extend(&[Word::Kept(&ADD), Word::Number(bucket), Word::Number(amount)])
-            }
-            Effect::Fold { bucket } => words.extend(&[Word::Kept(&FOLD), Word::Number(bucket)]),
-            Effect::Report { threshold, at_ms } => words.extend(&[
-                Word::Kept(&REPORT),
-                Word::Number(threshold),
-                Word::Number(at_ms),
-            ]),
-            Effect::ExpireAt(at_ms) => words.extend(&[Word::Kept(&PEXPIREAT), Word::Number(at_ms)]),
+    match *effect {
+        Effect::Create(shape) => words.extend(&[
+            Word::Kept(&CREATE),
+            Word::Number(shape.window_ms),
+            Word::Number(shape.buckets),
+        ]),
+        Effect::Add { bucket, amount } => {
+            words.extend(&[Word::Kept(&ADD), Word::Number(bucket), Word::Number(amount)])
         }
+        Effect::Fold { bucket } => words.extend(&[Word::Kept(&FOLD), Word::Number(bucket)]),
+        Effect::Report { threshold, at_ms } => words.extend(&[
+            Word::Kept(&REPORT),
+            Word::Number(threshold),
+            Word::Number(at_ms),
+        ]),
+        Effect::ExpireAt(at_ms) => words.extend(&[Word::Kept(&PEXPIREAT), Word::Number(at_ms)]),
     }
-    words
-}
-
-/// The arguments after the key that carry `effects`.
-pub fn to_args(effects: &[Effect]) -> Vec<Vec<u8>> {
-    words(effects).to_args()
 }
 
 fn number(bytes: &[u8]) -> Result<i64, WireError> {
@@ -146,113 +139,55 @@ fn number(bytes: &[u8]) -> Result<i64, WireError> {
 }
 
 fn positive(bytes: &[u8]) -> Result<i64, WireError> {
-    Some(number(bytes)?)
-        .filter(|n| *n >= 1)
-        .ok_or("a number is not positive")
+    at_least(bytes, 1, "a number is not a positive integer")
 }
 
 fn time(bytes: &[u8]) -> Result<i64, WireError> {
-    Some(number(bytes)?)
-        .filter(|n| *n >= 0)
-        .ok_or("a time is before 1970")
+    at_least(bytes, 0, "a time is not an integer from 1970")
 }
 
-/// The effects `args` carry; the inverse of [`to_args`]. Only the shape
-/// of each op is judged here; whether it fits the window is the store's.
-pub fn from_args<A: AsRef<[u8]>>(args: &[A]) -> Result<Vec<Effect>, WireError> {
-    let mut effects = Vec::new();
-    let mut rest = args;
-    while let [op, tail @ ..] = rest {
-        let (effect, tail) = match (op.as_ref(), tail) {
-            (b"CREATE", [window_ms, buckets, tail @ ..]) => {
-                let shape = Shape {
-                    window_ms: number(window_ms.as_ref())?,
-                    buckets: number(buckets.as_ref())?,
-                };
-                shape.check()?;
-                (Effect::Create(shape), tail)
-            }
-            (b"ADD", [bucket, amount, tail @ ..]) => (
-                Effect::Add {
-                    bucket: time(bucket.as_ref())?,
-                    amount: positive(amount.as_ref())?,
-                },
-                tail,
-            ),
-            (b"FOLD", [bucket, tail @ ..]) => (
-                Effect::Fold {
-                    bucket: time(bucket.as_ref())?,
-                },
-                tail,
-            ),
-            (b"REPORT", [threshold, at_ms, tail @ ..]) => (
-                Effect::Report {
-                    threshold: positive(threshold.as_ref())?,
-                    at_ms: time(at_ms.as_ref())?,
-                },
-                tail,
-            ),
-            (b"PEXPIREAT", [at_ms, tail @ ..]) => (Effect::ExpireAt(time(at_ms.as_ref())?), tail),
-            _ => return Err("an unknown op, or an op without all its arguments"),
-        };
-        effects.push(effect);
-        rest = tail;
-    }
-    Ok(effects)
+/// The op named `op` from the start of `args`, and what follows it; the
+/// inverse of [`words`]. Only the shape of the op is judged here; whether
+/// it fits the window is the store's.
+pub fn read<'a, A: AsRef<[u8]>>(op: &[u8], args: &'a [A]) -> Result<(Effect, &'a [A]), WireError> {
+    let read = match (op, args) {
+        (b"CREATE", [window_ms, buckets, tail @ ..]) => {
+            let shape = Shape {
+                window_ms: number(window_ms.as_ref())?,
+                buckets: number(buckets.as_ref())?,
+            };
+            shape.check()?;
+            (Effect::Create(shape), tail)
+        }
+        (b"ADD", [bucket, amount, tail @ ..]) => (
+            Effect::Add {
+                bucket: time(bucket.as_ref())?,
+                amount: positive(amount.as_ref())?,
+            },
+            tail,
+        ),
+        (b"FOLD", [bucket, tail @ ..]) => (
+            Effect::Fold {
+                bucket: time(bucket.as_ref())?,
+            },
+            tail,
+        ),
+        (b"REPORT", [threshold, at_ms, tail @ ..]) => (
+            Effect::Report {
+                threshold: positive(threshold.as_ref())?,
+                at_ms: time(at_ms.as_ref())?,
+            },
+            tail,
+        ),
+        (b"PEXPIREAT", [at_ms, tail @ ..]) => (Effect::ExpireAt(time(at_ms.as_ref())?), tail),
+        _ => return Err(UNKNOWN_OP),
+    };
+    Ok(read)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn effects_round_trip_through_their_arguments() {
-        let effects = vec![
-            Effect::Create(Shape {
-                window_ms: 60_000,
-                buckets: 60,
-            }),
-            Effect::Add {
-                bucket: 1_800_000_000,
-                amount: 3,
-            },
-            Effect::Fold {
-                bucket: 1_800_000_000,
-            },
-            Effect::Report {
-                threshold: 5,
-                at_ms: 1_800_000_000_123,
-            },
-            Effect::ExpireAt(1_800_000_060_123),
-        ];
-        assert_eq!(from_args(&to_args(&effects)), Ok(effects.clone()));
-        // The ops that were there before FOLD keep their bytes.
-        let words: Vec<String> = to_args(&[effects[1], effects[2]])
-            .into_iter()
-            .map(|w| String::from_utf8(w).unwrap())
-            .collect();
-        assert_eq!(words, ["ADD", "1800000000", "3", "FOLD", "1800000000"]);
-    }
-
-    #[test]
-    fn malformed_ops_are_refused() {
-        for args in [
-            &["CREATE", "60000"][..],
-            &["CREATE", "60001", "1"],
-            &["CREATE", "60000", "7"],
-            &["CREATE", "60000", "0"],
-            &["CREATE", "7200000", "7200"],
-            &["ADD", "1", "0"],
-            &["ADD", "-1", "1"],
-            &["FOLD"],
-            &["FOLD", "-1"],
-            &["REPORT", "0", "1"],
-            &["PEXPIREAT", "x"],
-            &["NOPE"],
-        ] {
-            assert!(from_args(args).is_err(), "{args:?}");
-        }
-    }
 
     #[test]
     fn shapes_are_judged_without_a_clock() {

@@ -5,15 +5,13 @@
 //! too). A payload is accepted only when this module could have made it,
 //! judged without a clock.
 
-use super::effect::{self, Effect, Shape, APPLY_COMMAND};
+use super::effect::{Effect, Shape};
 use super::store::{Window, MAX_REPORTS};
 use crate::redis::{AofCommand, DataType, ModuleValue, Reader, Writer};
+use crate::replicated::rewrite;
 
 /// The `guard-win` data type.
 pub static WINDOW: DataType<Window> = DataType::new();
-
-/// Effects per MON.APPLY command in a rewritten AOF.
-const EFFECTS_PER_AOF_COMMAND: usize = 100;
 
 impl ModuleValue for Window {
     const NAME: &'static std::ffi::CStr = c"guard-win";
@@ -45,23 +43,9 @@ impl ModuleValue for Window {
         }
     }
 
-    /// MON.APPLY commands: CREATE with the shape, every bucket, every
-    /// report. The key's expiry follows them (Redis writes it).
+    /// The effects that rebuild it ([`rebuild`]), in MON.APPLY commands.
     fn rewrite(&self) -> Vec<AofCommand> {
-        let mut effects = vec![Effect::Create(self.shape())];
-        effects.extend(
-            self.buckets()
-                .map(|(bucket, amount)| Effect::Add { bucket, amount }),
-        );
-        effects.extend(
-            self.reports()
-                .iter()
-                .map(|&(threshold, at_ms)| Effect::Report { threshold, at_ms }),
-        );
-        effects
-            .chunks(EFFECTS_PER_AOF_COMMAND)
-            .map(|batch| (APPLY_COMMAND, effect::to_args(batch)))
-            .collect()
+        rewrite::commands(self)
     }
 
     fn memory(&self) -> usize {
@@ -73,6 +57,24 @@ impl ModuleValue for Window {
     fn free_effort(&self) -> usize {
         1
     }
+}
+
+/// The effects that rebuild a window on an empty key: CREATE with the
+/// shape, every bucket, every report.
+pub fn rebuild(window: &Window) -> Vec<Effect> {
+    let mut effects = vec![Effect::Create(window.shape())];
+    effects.extend(
+        window
+            .buckets()
+            .map(|(bucket, amount)| Effect::Add { bucket, amount }),
+    );
+    effects.extend(
+        window
+            .reports()
+            .iter()
+            .map(|&(threshold, at_ms)| Effect::Report { threshold, at_ms }),
+    );
+    effects
 }
 
 /// Encoding 1: the shape, the buckets (number, sum), the reports
@@ -118,6 +120,7 @@ fn read_v1(input: &mut dyn Reader) -> Option<Window> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replicated::{wire, Replicated};
     use crate::tape::Tape;
 
     const SHAPE: Shape = Shape {
@@ -148,8 +151,8 @@ mod tests {
         assert_eq!(Window::read(&mut tape_of(&w), 1), Some(w.clone()));
         let mut effects = Vec::new();
         for (name, args) in w.rewrite() {
-            assert_eq!(name, APPLY_COMMAND);
-            effects.extend(effect::from_args(&args).unwrap());
+            assert_eq!(name, <Window as Replicated>::APPLY_COMMAND);
+            effects.extend(wire::from_args::<Window, _>(&args).unwrap());
         }
         let Some((Effect::Create(shape), rest)) = effects.split_first() else {
             panic!("{effects:?}")
