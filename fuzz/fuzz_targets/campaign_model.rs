@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use redis_guard::coupon::campaign::effect::Settings;
+use redis_guard::coupon::campaign::settings::Settings;
 use redis_guard::coupon::campaign::rules::{self, Plan};
 use redis_guard::coupon::campaign::store::Campaign;
 use redis_guard::replicated::wire;

@@ -23,7 +23,7 @@ pub const COMMAND: Command = Command {
         ArgDoc::string(c"user"),
         ArgDoc::integer(c"limit"),
     ],
-    callback: callback::<Issue>,
+    callback: callback::<CouponIssue>,
 };
 
 /// A parsed call; the user stays in the caller's arguments.
@@ -45,7 +45,10 @@ impl Issue {
     }
 }
 
-impl Handler for Issue {
+/// The command.
+pub struct CouponIssue;
+
+impl Handler for CouponIssue {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::COUPON_ISSUE_CALLS.bump();
         let request = Issue::parse(&args[2..])?;

@@ -17,7 +17,7 @@ pub const COMMAND: Command = Command {
     complexity: c"O(1) on a set; O(K log N) on a campaign, for the user's K of N live claims.",
     since: c"0.1.0",
     args: &[ArgDoc::KEY, ArgDoc::string(c"user")],
-    callback: callback::<Revoke>,
+    callback: callback::<CouponRevoke>,
 };
 
 /// A parsed call; the user stays in the caller's arguments.
@@ -35,7 +35,10 @@ impl Revoke {
     }
 }
 
-impl Handler for Revoke {
+/// The command.
+pub struct CouponRevoke;
+
+impl Handler for CouponRevoke {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         Revoke::parse(&args[2..])?;
         let removed = backend::revoke(ctx, args[1], args[2])?;

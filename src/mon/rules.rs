@@ -18,16 +18,16 @@ pub fn crossing_level(prev: i64, current: i64, thresholds: &[i64]) -> usize {
 /// What MON.DISTINCT answers: the distinct members after the call, and
 /// the highest threshold the count crossed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Distinct {
+pub struct Tally {
     pub count: i64,
     pub level: usize,
 }
 
 /// `prev`: the members after the aged ones were dropped, before this
 /// member was added; `added`: the member was new (not a re-score).
-pub fn distinct(prev: i64, added: bool, thresholds: &[i64]) -> Distinct {
+pub fn distinct(prev: i64, added: bool, thresholds: &[i64]) -> Tally {
     let count = prev + i64::from(added);
-    Distinct {
+    Tally {
         count,
         level: crossing_level(prev, count, thresholds),
     }
@@ -112,8 +112,8 @@ mod tests {
 
     #[test]
     fn a_new_member_can_cross_a_re_score_cannot() {
-        assert_eq!(distinct(2, true, &[3, 5]), Distinct { count: 3, level: 1 });
-        assert_eq!(distinct(3, false, &[3, 5]), Distinct { count: 3, level: 0 });
+        assert_eq!(distinct(2, true, &[3, 5]), Tally { count: 3, level: 1 });
+        assert_eq!(distinct(3, false, &[3, 5]), Tally { count: 3, level: 0 });
         // A count that fell back below a threshold reports it again.
         assert_eq!(distinct(2, true, &[3]).level, 1);
         assert_eq!(distinct_cutoff(1_000_060_000, 60_000), 1_000_000_000);

@@ -5,8 +5,8 @@
 
 use super::alert::{self, Alert, Record};
 use super::thresholds::Thresholds;
-use super::window::effect::{Shape, MAX_BUCKETS};
 use super::window::rules::{self, Slide};
+use super::window::shape::{Shape, MAX_BUCKETS};
 use super::window::store::Window;
 use crate::args;
 use crate::redis::{

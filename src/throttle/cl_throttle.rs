@@ -24,7 +24,7 @@ pub const COMMAND: Command = Command {
         ArgDoc::integer(c"period"),
         ArgDoc::integer(c"quantity").optional(),
     ],
-    callback: callback::<Throttle>,
+    callback: callback::<ClThrottle>,
 };
 
 /// A limiter's `max_burst count period`, each checked as an argument.
@@ -76,7 +76,10 @@ impl Throttle {
     }
 }
 
-impl Handler for Throttle {
+/// The command.
+pub struct ClThrottle;
+
+impl Handler for ClThrottle {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::THROTTLE_CALLS.bump();
         let request = Throttle::parse(&args[2..])?;

@@ -46,7 +46,7 @@ pub const COMMAND: Command = Command {
         .multiple(),
         ArgDoc::integer(c"quantity").option(c"QUANTITY"),
     ],
-    callback: callback_finding_keys::<ThrottleAll>,
+    callback: callback_finding_keys::<ClThrottleAll>,
 };
 
 /// A parsed call: where each limiter's key is (an index into the call's
@@ -113,7 +113,10 @@ impl ThrottleAll {
     }
 }
 
-impl Handler for ThrottleAll {
+/// The command.
+pub struct ClThrottleAll;
+
+impl Handler for ClThrottleAll {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::THROTTLE_ALL_CALLS.bump();
         let request = ThrottleAll::parse(&args[1..])?;
@@ -155,7 +158,7 @@ impl Handler for ThrottleAll {
     }
 }
 
-impl FindsKeys for ThrottleAll {
+impl FindsKeys for ClThrottleAll {
     /// A key every 4 arguments after numkeys, as many as numkeys says and
     /// the call holds; none when numkeys is not a count.
     fn key_positions(args: &[Arg<'_>]) -> Vec<(usize, KeyAccess)> {

@@ -23,7 +23,7 @@ pub const COMMAND: Command = Command {
         ArgDoc::integer(c"from").option(c"FROM"),
         ArgDoc::integer(c"count").option(c"COUNT"),
     ],
-    callback: callback::<Claims>,
+    callback: callback::<CouponClaims>,
 };
 
 /// A parsed call.
@@ -56,7 +56,10 @@ impl Claims {
     }
 }
 
-impl Handler for Claims {
+/// The command.
+pub struct CouponClaims;
+
+impl Handler for CouponClaims {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         let request = Claims::parse(&args[2..])?;
         let key = CommandKey::new(ctx, args[1])

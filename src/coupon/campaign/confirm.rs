@@ -18,12 +18,12 @@ pub const COMMAND: Command = Command {
     complexity: c"O(log N) for N live claims.",
     since: c"0.1.0",
     args: &[ArgDoc::KEY, ArgDoc::integer(c"claim")],
-    callback: callback::<Confirm>,
+    callback: callback::<CouponConfirm>,
 };
 
-pub struct Confirm;
+pub struct CouponConfirm;
 
-impl Handler for Confirm {
+impl Handler for CouponConfirm {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         let [_, _, claim] = args else {
             return Err(args::wrong_arity("coupon.confirm"));

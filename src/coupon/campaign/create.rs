@@ -1,6 +1,6 @@
 //! `COUPON.CREATE key limit [PERUSER n] [HOLD seconds]`: a new campaign.
 
-use super::effect::Settings;
+use super::settings::Settings;
 use super::write;
 use crate::args;
 use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
@@ -21,15 +21,15 @@ pub const COMMAND: Command = Command {
         ArgDoc::integer(c"peruser").option(c"PERUSER"),
         ArgDoc::integer(c"hold").option(c"HOLD"),
     ],
-    callback: callback::<Create>,
+    callback: callback::<CouponCreate>,
 };
 
 /// The default hold of RESERVE, seconds.
 pub const DEFAULT_HOLD_S: i64 = 600;
 
-pub struct Create;
+pub struct CouponCreate;
 
-impl Create {
+impl CouponCreate {
     /// `args` are the arguments after the key. A HOLD must fit as an
     /// expiry from `now_ms`, as a window does: a client's call is judged by
     /// the clock; what it made travels as values (see the pipeline).
@@ -56,9 +56,9 @@ impl Create {
     }
 }
 
-impl Handler for Create {
+impl Handler for CouponCreate {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
-        let settings = Create::parse(&args[2..], ctx.now_ms())?;
+        let settings = CouponCreate::parse(&args[2..], ctx.now_ms())?;
         write::create(ctx, args[1], settings)?;
         Ok(Reply::Simple("OK"))
     }
@@ -71,20 +71,20 @@ mod tests {
     const NOW: i64 = 1_800_000_000_000;
 
     fn error(args: &[&str]) -> String {
-        Create::parse(args, NOW).unwrap_err().to_string()
+        CouponCreate::parse(args, NOW).unwrap_err().to_string()
     }
 
     #[test]
     fn defaults_and_options_in_any_order_and_case() {
         assert_eq!(
-            Create::parse(&["100"], NOW),
+            CouponCreate::parse(&["100"], NOW),
             Ok(Settings {
                 limit: 100,
                 per_user: 1,
                 hold_s: 600
             })
         );
-        let settings = Create::parse(&["5", "hold", "30", "PerUser", "2"], NOW).unwrap();
+        let settings = CouponCreate::parse(&["5", "hold", "30", "PerUser", "2"], NOW).unwrap();
         assert_eq!((settings.per_user, settings.hold_s), (2, 30));
     }
 

@@ -7,35 +7,11 @@
 //! request-id|""`, `CONFIRM claim`, `RELEASE claim`, `EXPIRE claim`,
 //! `TOTALS claims_made released expired`.
 
+use super::settings::Settings;
 use crate::integer;
 use crate::redis::{KeptWord, Word, Words};
 use crate::replicated::wire::{at_least, UNKNOWN_OP};
 use crate::replicated::WireError;
-
-/// What COUPON.CREATE fixes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Settings {
-    /// Most live claims at once.
-    pub limit: i64,
-    /// Most live claims of one user.
-    pub per_user: i64,
-    /// RESERVE's default hold, seconds.
-    pub hold_s: i64,
-}
-
-impl Settings {
-    /// Could COUPON.CREATE have made these, whatever its clock said? Each at
-    /// least 1, and the hold as milliseconds within 64 bits.
-    pub fn check(&self) -> Result<(), &'static str> {
-        if self.limit < 1 || self.per_user < 1 || self.hold_s < 1 {
-            return Err("a setting is below 1");
-        }
-        if self.hold_s.checked_mul(1000).is_none() {
-            return Err("the hold does not fit in milliseconds");
-        }
-        Ok(())
-    }
-}
 
 /// A change to a campaign: the only way one changes.
 #[derive(Debug, Clone, PartialEq, Eq)]

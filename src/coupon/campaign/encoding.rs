@@ -10,7 +10,8 @@
 //! Nothing is allocated by a count the payload states: claims are read
 //! one at a time until the count is reached or the input fails.
 
-use super::effect::{Effect, Settings, Totals};
+use super::effect::{Effect, Totals};
+use super::settings::Settings;
 use super::store::{Campaign, ClaimState};
 use crate::redis::{AofCommand, DataType, ModuleValue, Reader, Writer};
 use crate::replicated::rewrite;

@@ -15,12 +15,12 @@ pub const COMMAND: Command = Command {
     complexity: c"O(N / 512) for N held claims.",
     since: c"0.1.0",
     args: &[ArgDoc::KEY],
-    callback: callback::<Info>,
+    callback: callback::<CouponInfo>,
 };
 
-pub struct Info;
+pub struct CouponInfo;
 
-impl Handler for Info {
+impl Handler for CouponInfo {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         let key = CommandKey::new(ctx, args[1])
             .open_read()

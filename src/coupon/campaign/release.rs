@@ -17,12 +17,12 @@ pub const COMMAND: Command = Command {
     complexity: c"O(log N) for N live claims.",
     since: c"0.1.0",
     args: &[ArgDoc::KEY, ArgDoc::integer(c"claim")],
-    callback: callback::<Release>,
+    callback: callback::<CouponRelease>,
 };
 
-pub struct Release;
+pub struct CouponRelease;
 
-impl Handler for Release {
+impl Handler for CouponRelease {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         let [_, _, claim] = args else {
             return Err(args::wrong_arity("coupon.release"));

@@ -22,7 +22,7 @@ pub const COMMAND: Command = Command {
         ArgDoc::integer(c"hold").option(c"HOLD"),
         ArgDoc::string(c"id").option(c"ID"),
     ],
-    callback: callback::<Reserve>,
+    callback: callback::<CouponReserve>,
 };
 
 /// A parsed call.
@@ -60,7 +60,10 @@ impl<'a> Reserve<'a> {
     }
 }
 
-impl Handler for Reserve<'_> {
+/// The command.
+pub struct CouponReserve;
+
+impl Handler for CouponReserve {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         let request = Reserve::parse(&args[2..], ctx.now_ms())?;
         let outcome = write::decide(ctx, args[1], |campaign, now| {

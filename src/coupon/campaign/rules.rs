@@ -307,7 +307,8 @@ pub fn revoke(c: &Campaign, user: &[u8], now: i64) -> Plan<Revocation> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::effect::{Settings, Totals};
+    use super::super::effect::Totals;
+    use super::super::settings::Settings;
     use super::*;
 
     const NOW: i64 = 1_800_000_000_000;

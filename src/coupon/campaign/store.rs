@@ -10,8 +10,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::effect::{Effect, Settings, Totals};
+use super::effect::{Effect, Totals};
 use super::expiry::{Entry, ExpiryIndex};
+use super::settings::Settings;
+use crate::replicated::ApplyError;
 
 /// Claim numbers per [`ClaimBlock`].
 const CLAIM_BLOCK: u64 = 512;
@@ -87,10 +89,6 @@ impl UserClaims {
         self.confirmed.is_empty() && self.holds.is_empty()
     }
 }
-
-/// Why an effect could not be applied: the effect does not fit the
-/// campaign (a corrupt or foreign stream or payload), never a user error.
-pub type ApplyError = &'static str;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Campaign {

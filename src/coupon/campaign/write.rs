@@ -2,8 +2,9 @@
 //! the campaign's own errors (a missing campaign, a refusal of its rules)
 //! and the `coupon.soldout` event when a call takes the last place.
 
-use super::effect::{Effect, Settings};
+use super::effect::Effect;
 use super::rules::{Plan, Refusal};
+use super::settings::Settings;
 use super::store::Campaign;
 use crate::redis::{Arg, CommandKey, Ctx, EventClass};
 use crate::replicated::pipeline;

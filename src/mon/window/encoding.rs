@@ -5,7 +5,8 @@
 //! too). A payload is accepted only when this module could have made it,
 //! judged without a clock.
 
-use super::effect::{Effect, Shape};
+use super::effect::Effect;
+use super::shape::Shape;
 use super::store::{Window, MAX_REPORTS};
 use crate::redis::{AofCommand, DataType, ModuleValue, Reader, Writer};
 use crate::replicated::rewrite;

@@ -17,12 +17,14 @@ pub mod apply;
 pub mod effect;
 pub mod encoding;
 pub mod rules;
+pub mod shape;
 pub mod store;
 
 use std::ffi::CStr;
 
-use effect::{Effect, Shape};
+use effect::Effect;
 use encoding::WINDOW;
+use shape::Shape;
 use store::Window;
 
 use crate::redis::{DataType, EventClass, Words};
@@ -92,7 +94,8 @@ impl Replicated for Window {
 
 #[cfg(test)]
 mod tests {
-    use super::effect::{Effect, Shape};
+    use super::effect::Effect;
+    use super::shape::Shape;
     use super::store::Window;
     use crate::replicated::wire::{self, to_args};
 

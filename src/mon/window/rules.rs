@@ -7,7 +7,8 @@
 //! key has not reported within a window, so traffic hovering around a
 //! threshold alerts once per window, not on every crossing.
 
-use super::effect::{CallEffects, Effect, Shape};
+use super::effect::{CallEffects, Effect};
+use super::shape::Shape;
 use super::store::Window;
 
 /// What a call asks.

@@ -6,13 +6,12 @@
 
 use std::collections::VecDeque;
 
-use super::effect::{Effect, Shape};
+use super::effect::Effect;
+use super::shape::Shape;
+use crate::replicated::ApplyError;
 
 /// Most reports a window remembers.
 pub const MAX_REPORTS: usize = 32;
-
-/// Why an effect could not be applied: it does not fit the window.
-pub type ApplyError = &'static str;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Window {
