@@ -17,6 +17,7 @@ mod redis;
 pub mod replicated;
 pub mod reply;
 pub mod stats;
+pub mod stream;
 pub mod tape;
 mod test_panic;
 pub mod throttle;

@@ -56,6 +56,14 @@ pub static COUPON_RESERVED: Counter = Counter::new();
 pub static COUPON_CONFIRMED: Counter = Counter::new();
 pub static COUPON_RELEASED: Counter = Counter::new();
 pub static COUPON_EXPIRED: Counter = Counter::new();
+/// Ledger entries appended; holds reclaimed by COUPON.RECLAIM; settings
+/// changed by COUPON.ALTER; COUPON.RESERVEALL calls, and those refused
+/// (-1 or -2).
+pub static COUPON_LEDGER_ENTRIES: Counter = Counter::new();
+pub static COUPON_RECLAIMED: Counter = Counter::new();
+pub static COUPON_ALTERED: Counter = Counter::new();
+pub static COUPON_RESERVEALL_CALLS: Counter = Counter::new();
+pub static COUPON_RESERVEALL_REFUSED: Counter = Counter::new();
 pub static THROTTLE_CALLS: Counter = Counter::new();
 /// CL.THROTTLE replies with limited = 0 (peeks included).
 pub static THROTTLE_ALLOWED: Counter = Counter::new();
@@ -70,7 +78,7 @@ pub static THROTTLE_ALL_LIMITED: Counter = Counter::new();
 pub static INTERNAL_ERRORS: Counter = Counter::new();
 
 /// Every counter with its INFO field name, in the order INFO prints them.
-pub const FIELDS: [(&str, &Counter); 26] = [
+pub const FIELDS: [(&str, &Counter); 31] = [
     ("mon_incrcheck_calls", &MON_INCRCHECK_CALLS),
     ("mon_crossings", &MON_CROSSINGS),
     ("mon_decrclamp_calls", &MON_DECRCLAMP_CALLS),
@@ -90,6 +98,11 @@ pub const FIELDS: [(&str, &Counter); 26] = [
     ("coupon_confirmed", &COUPON_CONFIRMED),
     ("coupon_released", &COUPON_RELEASED),
     ("coupon_expired", &COUPON_EXPIRED),
+    ("coupon_ledger_entries", &COUPON_LEDGER_ENTRIES),
+    ("coupon_reclaimed", &COUPON_RECLAIMED),
+    ("coupon_altered", &COUPON_ALTERED),
+    ("coupon_reserveall_calls", &COUPON_RESERVEALL_CALLS),
+    ("coupon_reserveall_refused", &COUPON_RESERVEALL_REFUSED),
     ("throttle_calls", &THROTTLE_CALLS),
     ("throttle_allowed", &THROTTLE_ALLOWED),
     ("throttle_limited", &THROTTLE_LIMITED),

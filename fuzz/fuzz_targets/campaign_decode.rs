@@ -45,7 +45,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut saved = Tape::default();
     campaign.write(&mut saved);
-    assert_eq!(Campaign::read(&mut saved, 1).as_ref(), Some(&campaign));
+    assert_eq!(Campaign::read(&mut saved, Campaign::ENCODING_VERSION).as_ref(), Some(&campaign));
     let mut effects = Vec::new();
     for (_, args) in campaign.rewrite() {
         effects.extend(wire::from_args::<Campaign, _>(&args).expect("the rewrite's own ops parse"));

@@ -7,9 +7,10 @@
 
 use super::thresholds::{self, Thresholds};
 use crate::args;
-use crate::redis::{Arg, ArgDoc, CommandKey, Ctx, KeyAccess, Word};
+use crate::redis::{Arg, ArgDoc, CommandKey, Ctx, KeyAccess};
 use crate::reply::ErrorReply;
 use crate::stats;
+use crate::stream::{self, Appended};
 
 /// `[ALERT stream [MAXLEN n]]`, as `COMMAND DOCS` shows it.
 pub const DOC: ArgDoc = ArgDoc::block(
@@ -233,36 +234,6 @@ impl<'a> Record<'a> {
     }
 }
 
-/// The XADD arguments after the stream key, as the primary runs them:
-/// `[MAXLEN ~ n] * field value ...`.
-pub fn xadd_args(maxlen: Option<i64>, fields: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
-    let mut xadd = Vec::with_capacity(fields.len() + 4);
-    if let Some(n) = maxlen {
-        xadd.extend([
-            b"MAXLEN".to_vec(),
-            b"~".to_vec(),
-            n.to_string().into_bytes(),
-        ]);
-    }
-    xadd.push(b"*".to_vec());
-    xadd.extend(fields);
-    xadd
-}
-
-/// Those arguments as Redis rewrites its own XADD for replicas and the
-/// AOF: the ID the entry got instead of `*`, and an exact trim to the
-/// length the primary left (`MAXLEN = length`), so a replica ends with
-/// the same entries.
-pub fn rewritten(mut xadd: Vec<Vec<u8>>, id: Vec<u8>, length: i64) -> Vec<Vec<u8>> {
-    let trims = xadd.first().is_some_and(|first| first == b"MAXLEN");
-    if trims {
-        xadd[1] = b"=".to_vec();
-        xadd[2] = length.to_string().into_bytes();
-    }
-    xadd[if trims { 3 } else { 0 }] = id;
-    xadd
-}
-
 /// [`Alert::check`] for a call that may name a stream.
 #[inline]
 pub fn check<'call>(
@@ -307,29 +278,12 @@ impl<'call> Alert<'_, Arg<'call>> {
         key: Arg<'call>,
         record: Record<'_>,
     ) -> Result<Appended<'call>, ErrorReply> {
-        let stream = CommandKey::new(ctx, *self.stream);
-        let xadd = xadd_args(self.maxlen, record.fields(key.as_bytes()));
-        let (id, length) = stream.stream_add(&xadd)?;
-        Ok(Appended {
-            stream,
-            xadd: rewritten(xadd, id, length),
-        })
-    }
-}
-
-/// An entry written and owed to replicas and the AOF.
-pub struct Appended<'call> {
-    stream: CommandKey<'call>,
-    xadd: Vec<Vec<u8>>,
-}
-
-impl Appended<'_> {
-    /// Propagates the entry (after the counter's effects: one MULTI with
-    /// them) and counts it.
-    pub fn propagate(self) {
-        let words: Vec<Word> = self.xadd.iter().map(|arg| Word::Bytes(arg)).collect();
-        self.stream.replicate_words(c"XADD", &words);
-        stats::MON_ALERTS_WRITTEN.bump();
+        stream::append(
+            CommandKey::new(ctx, *self.stream),
+            self.maxlen,
+            record.fields(key.as_bytes()),
+            &stats::MON_ALERTS_WRITTEN,
+        )
     }
 }
 
@@ -481,22 +435,6 @@ mod tests {
         assert_eq!(
             text(&Record::Clamp { clamped: 20 }.fields(b"k")),
             ["key", "k", "clamped", "20", "current", "0"]
-        );
-    }
-
-    #[test]
-    fn the_xadd_propagated_names_the_id_and_trims_exactly() {
-        let fields = vec![b"key".to_vec(), b"k".to_vec()];
-        let xadd = xadd_args(Some(100), fields.clone());
-        assert_eq!(text(&xadd), ["MAXLEN", "~", "100", "*", "key", "k"]);
-        assert_eq!(
-            text(&rewritten(xadd, b"7-0".to_vec(), 180)),
-            ["MAXLEN", "=", "180", "7-0", "key", "k"]
-        );
-        let xadd = xadd_args(None, fields);
-        assert_eq!(
-            text(&rewritten(xadd, b"7-1".to_vec(), 3)),
-            ["7-1", "key", "k"]
         );
     }
 }

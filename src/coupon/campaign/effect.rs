@@ -3,11 +3,12 @@
 //! propagates, a rewritten AOF holds and Valkey's atomic slot migration
 //! replays. Every op carries claim numbers and absolute times, never "now".
 //!
-//! Ops: `CREATE limit peruser hold`, `PUT claim user expires_at_ms|-1
-//! request-id|""`, `CONFIRM claim`, `RELEASE claim`, `EXPIRE claim`,
-//! `TOTALS claims_made released expired`.
+//! Ops: `CREATE limit peruser hold`, `LEDGER stream maxlen|0`, `PUT claim
+//! user expires_at_ms|-1 request-id|""`, `CONFIRM claim`, `RELEASE claim`,
+//! `EXPIRE claim`, `ALTER limit peruser hold`, `TOTALS claims_made
+//! released expired`.
 
-use super::settings::Settings;
+use super::settings::{Ledger, Settings};
 use crate::integer;
 use crate::redis::{KeptWord, Word, Words};
 use crate::replicated::wire::{at_least, UNKNOWN_OP};
@@ -18,6 +19,10 @@ use crate::replicated::WireError;
 pub enum Effect {
     /// A new, empty campaign (on a missing key).
     Create(Settings),
+    /// The new campaign's ledger (right after its CREATE).
+    Ledger(Ledger),
+    /// The settings, changed by COUPON.ALTER.
+    Alter(Settings),
     /// A new claim: held until `expires_at_ms`, or confirmed (`None`).
     Put {
         claim: u64,
@@ -49,6 +54,8 @@ pub struct Totals {
 #[inline]
 pub fn words<'a>(effect: &'a Effect, words: &mut Words<'a>) {
     static CREATE: KeptWord = KeptWord::new(c"CREATE");
+    static LEDGER: KeptWord = KeptWord::new(c"LEDGER");
+    static ALTER: KeptWord = KeptWord::new(c"ALTER");
     static PUT: KeptWord = KeptWord::new(c"PUT");
     static CONFIRM: KeptWord = KeptWord::new(c"CONFIRM");
     static RELEASE: KeptWord = KeptWord::new(c"RELEASE");
@@ -57,6 +64,17 @@ pub fn words<'a>(effect: &'a Effect, words: &mut Words<'a>) {
     match effect {
         Effect::Create(settings) => words.extend(&[
             Word::Kept(&CREATE),
+            Word::Number(settings.limit),
+            Word::Number(settings.per_user),
+            Word::Number(settings.hold_s),
+        ]),
+        Effect::Ledger(ledger) => words.extend(&[
+            Word::Kept(&LEDGER),
+            Word::Bytes(&ledger.stream),
+            Word::Number(ledger.maxlen.unwrap_or(0)),
+        ]),
+        Effect::Alter(settings) => words.extend(&[
+            Word::Kept(&ALTER),
             Word::Number(settings.limit),
             Word::Number(settings.per_user),
             Word::Number(settings.hold_s),
@@ -99,19 +117,35 @@ fn setting(bytes: &[u8]) -> Result<i64, WireError> {
     integer::parse(bytes).ok_or("a setting is not an integer")
 }
 
+fn settings<A: AsRef<[u8]>>(limit: &A, per_user: &A, hold_s: &A) -> Result<Settings, WireError> {
+    let settings = Settings {
+        limit: setting(limit.as_ref())?,
+        per_user: setting(per_user.as_ref())?,
+        hold_s: setting(hold_s.as_ref())?,
+    };
+    settings.check()?;
+    Ok(settings)
+}
+
 /// The op named `op` from the start of `args`, and what follows it; the
 /// inverse of [`words`]. Only the shape is judged here (numbers, arity,
 /// non-empty users); whether an effect fits the campaign is the store's.
 pub fn read<'a, A: AsRef<[u8]>>(op: &[u8], args: &'a [A]) -> Result<(Effect, &'a [A]), WireError> {
     let read = match (op, args) {
         (b"CREATE", [limit, per_user, hold_s, tail @ ..]) => {
-            let settings = Settings {
-                limit: setting(limit.as_ref())?,
-                per_user: setting(per_user.as_ref())?,
-                hold_s: setting(hold_s.as_ref())?,
+            (Effect::Create(settings(limit, per_user, hold_s)?), tail)
+        }
+        (b"ALTER", [limit, per_user, hold_s, tail @ ..]) => {
+            (Effect::Alter(settings(limit, per_user, hold_s)?), tail)
+        }
+        (b"LEDGER", [stream, maxlen, tail @ ..]) => {
+            let ledger = Ledger {
+                stream: stream.as_ref().into(),
+                maxlen: Some(at_least(maxlen.as_ref(), 0, "a MAXLEN is not a count")?)
+                    .filter(|&n| n > 0),
             };
-            settings.check()?;
-            (Effect::Create(settings), tail)
+            ledger.check()?;
+            (Effect::Ledger(ledger), tail)
         }
         (b"PUT", [number, user, expires, id, tail @ ..]) => {
             let expires_at_ms = match integer::parse(expires.as_ref()) {

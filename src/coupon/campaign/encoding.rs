@@ -11,7 +11,7 @@
 //! one at a time until the count is reached or the input fails.
 
 use super::effect::{Effect, Totals};
-use super::settings::Settings;
+use super::settings::{Ledger, Settings};
 use super::store::{Campaign, ClaimState};
 use crate::redis::{AofCommand, DataType, ModuleValue, Reader, Writer};
 use crate::replicated::rewrite;
@@ -21,8 +21,9 @@ pub static CAMPAIGN: DataType<Campaign> = DataType::new();
 
 impl ModuleValue for Campaign {
     const NAME: &'static std::ffi::CStr = c"guard-cpn";
-    /// 1: settings, totals, then each stored claim in claim order.
-    const ENCODING_VERSION: i32 = 1;
+    /// 2: version 1's, then the ledger (0.3.0). 1: settings, totals, then
+    /// each stored claim in claim order (0.1.0).
+    const ENCODING_VERSION: i32 = 2;
 
     fn write(&self, out: &mut dyn Writer) {
         let Settings {
@@ -50,6 +51,14 @@ impl ModuleValue for Campaign {
                 None => out.integer(0),
             }
         }
+        match self.ledger() {
+            Some(ledger) => {
+                out.integer(1);
+                out.bytes(&ledger.stream);
+                out.integer(ledger.maxlen.unwrap_or(0));
+            }
+            None => out.integer(0),
+        }
     }
 
     /// One loader per encoding version ever released; a new version adds
@@ -57,6 +66,7 @@ impl ModuleValue for Campaign {
     fn read(input: &mut dyn Reader, version: i32) -> Option<Self> {
         match version {
             1 => read_v1(input),
+            2 => read_v2(input),
             _ => None,
         }
     }
@@ -79,6 +89,7 @@ impl ModuleValue for Campaign {
 /// settings, every stored claim, then the totals.
 pub fn rebuild(campaign: &Campaign) -> Vec<Effect> {
     let mut effects = vec![Effect::Create(campaign.settings())];
+    effects.extend(campaign.ledger().cloned().map(Effect::Ledger));
     effects.extend(campaign.stored_claims().map(|(claim, c)| Effect::Put {
         claim,
         user: c.user.to_vec(),
@@ -90,6 +101,24 @@ pub fn rebuild(campaign: &Campaign) -> Vec<Effect> {
     }));
     effects.push(Effect::Totals(campaign.totals()));
     effects
+}
+
+/// Encoding 2: encoding 1, then the ledger: 0, or 1, its stream and its
+/// MAXLEN (0 for none).
+fn read_v2(input: &mut dyn Reader) -> Option<Campaign> {
+    let mut campaign = read_v1(input)?;
+    match input.integer()? {
+        0 => {}
+        1 => {
+            let stream = input.bytes()?.into();
+            let maxlen = Some(input.integer()?).filter(|&n| n != 0);
+            campaign
+                .apply(&Effect::Ledger(Ledger { stream, maxlen }))
+                .ok()?;
+        }
+        _ => return None,
+    }
+    Some(campaign)
 }
 
 /// Encoding 1: settings, totals, then each stored claim in claim order.
@@ -197,15 +226,51 @@ mod tests {
     #[test]
     fn the_encoding_round_trips() {
         let campaign = sample();
-        assert_eq!(Campaign::read(&mut tape_of(&campaign), 1), Some(campaign));
+        assert_eq!(
+            Campaign::read(&mut tape_of(&campaign), Campaign::ENCODING_VERSION),
+            Some(campaign)
+        );
+    }
+
+    #[test]
+    fn a_ledger_round_trips_and_rebuilds() {
+        let mut campaign = sample();
+        let ledger = Ledger {
+            stream: b"{s}:ledger".to_vec().into(),
+            maxlen: Some(1000),
+        };
+        campaign.apply(&Effect::Ledger(ledger.clone())).unwrap();
+        let loaded = Campaign::read(&mut tape_of(&campaign), Campaign::ENCODING_VERSION).unwrap();
+        assert_eq!(loaded.ledger(), Some(&ledger));
+        let rebuilt = rebuild(&campaign);
+        assert_eq!(rebuilt[1], Effect::Ledger(ledger));
+        // Encoding 1 knew no ledger: its loader reads its own part only.
+        let old = Campaign::read(&mut tape_of(&sample()), 1).unwrap();
+        assert_eq!(old.ledger(), None);
+    }
+
+    #[test]
+    fn a_ledger_that_could_not_be_named_is_refused() {
+        let mut tape = tape_of(&sample());
+        let flag = tape.items.len() - 1;
+        tape.items[flag] = Ok(1);
+        tape.items.push(Err(b"ledger".to_vec()));
+        tape.items.push(Ok(-5));
+        assert_eq!(Campaign::read(&mut tape, Campaign::ENCODING_VERSION), None);
+        let mut tape = tape_of(&sample());
+        tape.items[flag] = Ok(2);
+        assert_eq!(Campaign::read(&mut tape, Campaign::ENCODING_VERSION), None);
     }
 
     #[test]
     fn a_truncated_payload_or_another_version_is_refused() {
         let mut tape = tape_of(&sample());
         tape.items.pop();
-        assert_eq!(Campaign::read(&mut tape, 1), None);
-        assert_eq!(Campaign::read(&mut tape_of(&sample()), 2), None);
+        assert_eq!(Campaign::read(&mut tape, Campaign::ENCODING_VERSION), None);
+        assert_eq!(
+            Campaign::read(&mut tape_of(&sample()), Campaign::ENCODING_VERSION + 1),
+            None
+        );
     }
 
     /// The sample's tape with item `at` replaced.
@@ -274,7 +339,11 @@ mod tests {
         tape.items.insert(16, Err(b"paid".to_vec()));
         cases.push(("a confirmed claim's id on a hold", tape));
         for (what, mut tape) in cases {
-            assert_eq!(Campaign::read(&mut tape, 1), None, "{what}");
+            assert_eq!(
+                Campaign::read(&mut tape, Campaign::ENCODING_VERSION),
+                None,
+                "{what}"
+            );
         }
     }
 
@@ -283,26 +352,38 @@ mod tests {
         // The crafting is proven: the same edits that stay within the
         // rules load, and load what they say.
         let mut tape = crafted(0, Ok(3));
-        assert_eq!(Campaign::read(&mut tape, 1).unwrap().settings().limit, 3);
+        assert_eq!(
+            Campaign::read(&mut tape, Campaign::ENCODING_VERSION)
+                .unwrap()
+                .settings()
+                .limit,
+            3
+        );
         let mut tape = crafted(2, Ok(i64::MAX / 1000));
-        assert!(Campaign::read(&mut tape, 1).is_some());
+        assert!(Campaign::read(&mut tape, Campaign::ENCODING_VERSION).is_some());
         // 3 more claims made, all released.
         let mut tape = tape_of(&sample());
         tape.items[3] = Ok(7);
         tape.items[4] = Ok(4);
-        assert_eq!(Campaign::read(&mut tape, 1).unwrap().totals().released, 4);
+        assert_eq!(
+            Campaign::read(&mut tape, Campaign::ENCODING_VERSION)
+                .unwrap()
+                .totals()
+                .released,
+            4
+        );
         // Claim 4 renumbered 9, with 5 more released.
         let mut tape = tape_of(&sample());
         tape.items[3] = Ok(9);
         tape.items[4] = Ok(6);
         tape.items[16] = Ok(9);
-        let loaded = Campaign::read(&mut tape, 1).unwrap();
+        let loaded = Campaign::read(&mut tape, Campaign::ENCODING_VERSION).unwrap();
         assert_eq!(loaded.stored_claims().last().unwrap().0, 9);
         // Holds over the limit or PERUSER load: they may have expired by
         // the loader's clock, which is not consulted.
         let mut tape = crafted(0, Ok(1));
         tape.items[1] = Ok(1);
-        assert!(Campaign::read(&mut tape, 1).is_some());
+        assert!(Campaign::read(&mut tape, Campaign::ENCODING_VERSION).is_some());
     }
 
     #[test]

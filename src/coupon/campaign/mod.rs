@@ -87,7 +87,8 @@ impl Replicated for Campaign {
             Effect::Confirm { .. } => (c"coupon.confirmed", Some(&stats::COUPON_CONFIRMED)),
             Effect::Release { .. } => (c"coupon.released", Some(&stats::COUPON_RELEASED)),
             Effect::Expire { .. } => (c"coupon.expired", Some(&stats::COUPON_EXPIRED)),
-            Effect::Create(_) | Effect::Totals(_) => return None,
+            Effect::Alter(_) => (c"coupon.altered", Some(&stats::COUPON_ALTERED)),
+            Effect::Create(_) | Effect::Ledger(_) | Effect::Totals(_) => return None,
         };
         Some(Owed {
             class: EventClass::Module,

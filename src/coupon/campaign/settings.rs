@@ -1,5 +1,6 @@
-//! What COUPON.CREATE fixes for a campaign, and what any such settings
-//! must satisfy, judged without a clock.
+//! What COUPON.CREATE fixes for a campaign (COUPON.ALTER changes the
+//! numbers later), and what any such settings must satisfy, judged
+//! without a clock; and the campaign's ledger, fixed at CREATE.
 
 /// What COUPON.CREATE fixes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +22,28 @@ impl Settings {
         }
         if self.hold_s.checked_mul(1000).is_none() {
             return Err("the hold does not fit in milliseconds");
+        }
+        Ok(())
+    }
+}
+
+/// The stream a campaign writes every change to (`LEDGER stream [MAXLEN
+/// n]` at CREATE), fixed for the campaign's life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ledger {
+    pub stream: Box<[u8]>,
+    /// Each append trims the stream to about this length.
+    pub maxlen: Option<i64>,
+}
+
+impl Ledger {
+    /// Could COUPON.CREATE have named it? A stream name, a positive MAXLEN.
+    pub fn check(&self) -> Result<(), &'static str> {
+        if self.stream.is_empty() {
+            return Err("a ledger stream name is empty");
+        }
+        if self.maxlen.is_some_and(|n| n < 1) {
+            return Err("a ledger MAXLEN is below 1");
         }
         Ok(())
     }

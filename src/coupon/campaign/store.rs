@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::effect::{Effect, Totals};
 use super::expiry::{Entry, ExpiryIndex};
-use super::settings::Settings;
+use super::settings::{Ledger, Settings};
 use crate::replicated::ApplyError;
 
 /// Claim numbers per [`ClaimBlock`].
@@ -93,6 +93,7 @@ impl UserClaims {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Campaign {
     settings: Settings,
+    ledger: Option<Ledger>,
     /// `claims_made` is the highest claim number made so far: numbers are
     /// never reused.
     totals: Totals,
@@ -105,6 +106,9 @@ pub struct Campaign {
     /// `claims` summed per run of numbers.
     blocks: BTreeMap<u64, ClaimBlock>,
     confirmed: u64,
+    /// How many users have each count of confirmed claims (counts of 1 or
+    /// more): the highest is what COUPON.ALTER may not lower PERUSER below.
+    confirmed_per_user: BTreeMap<usize, u64>,
     /// Bytes of the users and request ids stored, kept as claims come and
     /// go so that MEMORY USAGE does not walk the campaign.
     text_bytes: usize,
@@ -137,6 +141,7 @@ impl Campaign {
     pub fn new(settings: Settings) -> Self {
         Campaign {
             settings,
+            ledger: None,
             totals: Totals::default(),
             claims: BTreeMap::new(),
             users: HashMap::new(),
@@ -144,12 +149,35 @@ impl Campaign {
             holds: ExpiryIndex::default(),
             blocks: BTreeMap::new(),
             confirmed: 0,
+            confirmed_per_user: BTreeMap::new(),
             text_bytes: 0,
         }
     }
 
     pub fn settings(&self) -> Settings {
         self.settings
+    }
+
+    pub fn ledger(&self) -> Option<&Ledger> {
+        self.ledger.as_ref()
+    }
+
+    /// Confirmed claims.
+    pub fn confirmed_count(&self) -> u64 {
+        self.confirmed
+    }
+
+    /// The most confirmed claims any one user has.
+    pub fn most_confirmed_of_a_user(&self) -> u64 {
+        self.confirmed_per_user
+            .keys()
+            .next_back()
+            .map_or(0, |&n| n as u64)
+    }
+
+    /// The stored claim numbered `claim`, live or an expired hold.
+    pub fn stored(&self, claim: u64) -> Option<&Claim> {
+        self.claims.get(&claim)
     }
 
     pub fn totals(&self) -> Totals {
@@ -265,6 +293,23 @@ impl Campaign {
     pub fn apply(&mut self, effect: &Effect) -> Result<(), ApplyError> {
         match effect {
             Effect::Create(_) => return Err("the campaign exists"),
+            Effect::Ledger(ledger) => {
+                if self.ledger.is_some() {
+                    return Err("the campaign has a ledger");
+                }
+                ledger.check()?;
+                self.text_bytes += ledger.stream.len();
+                self.ledger = Some(ledger.clone());
+            }
+            Effect::Alter(settings) => {
+                settings.check()?;
+                if self.confirmed > settings.limit as u64
+                    || self.most_confirmed_of_a_user() > settings.per_user as u64
+                {
+                    return Err("more confirmed claims than the new limit or PERUSER allow");
+                }
+                self.settings = *settings;
+            }
             Effect::Put {
                 claim,
                 user,
@@ -360,7 +405,9 @@ impl Campaign {
             }
             ClaimState::Confirmed => {
                 claims.confirmed.insert(claim);
+                let now_confirmed = claims.confirmed.len();
                 self.confirmed += 1;
+                self.count_user_confirmed(now_confirmed - 1, now_confirmed);
             }
         }
         self.count_in_block(claim, state, true);
@@ -411,6 +458,8 @@ impl Campaign {
         if let Some(claims) = self.users.get_mut(&found.user) {
             claims.holds.remove(entry);
             claims.confirmed.insert(claim);
+            let now_confirmed = claims.confirmed.len();
+            self.count_user_confirmed(now_confirmed - 1, now_confirmed);
         }
         self.holds.remove(entry);
         self.confirmed += 1;
@@ -431,9 +480,14 @@ impl Campaign {
                 }
                 ClaimState::Confirmed => {
                     claims.confirmed.remove(&number);
+                    let now_confirmed = claims.confirmed.len();
+                    self.count_user_confirmed(now_confirmed + 1, now_confirmed);
                 }
             }
-            emptied = claims.is_empty();
+            emptied = self
+                .users
+                .get(&claim.user)
+                .is_some_and(UserClaims::is_empty);
         }
         if emptied {
             self.users.remove(&claim.user);
@@ -453,6 +507,22 @@ impl Campaign {
             }
         }
         Ok(claim)
+    }
+
+    /// Keeps [`Campaign::confirmed_per_user`] in step with a user whose
+    /// confirmed claims went from `before` to `after`.
+    fn count_user_confirmed(&mut self, before: usize, after: usize) {
+        if before > 0 {
+            if let Some(users) = self.confirmed_per_user.get_mut(&before) {
+                *users -= 1;
+                if *users == 0 {
+                    self.confirmed_per_user.remove(&before);
+                }
+            }
+        }
+        if after > 0 {
+            *self.confirmed_per_user.entry(after).or_default() += 1;
+        }
     }
 
     /// Keeps the block summary of `number` in step with a change of its
