@@ -27,6 +27,7 @@ pub mod effect;
 pub mod encoding;
 pub mod expiry;
 pub mod info;
+pub mod ledger;
 pub mod on_coupon;
 pub mod release;
 pub mod reserve;

@@ -9,6 +9,7 @@
 //! [`RECLAIM_PER_CALL`] a call, whatever `PERUSER` is.
 
 use super::effect::Effect;
+use super::settings::Settings;
 use super::store::{Campaign, ClaimState, LAST_CLAIM};
 use crate::coupon::outcome::Coupon;
 
@@ -122,6 +123,10 @@ pub enum Refusal {
     LimitMismatch,
     /// Claim number 2^63 - 1 has been made: no new claim can be numbered.
     ClaimNumbersUsedUp,
+    /// ALTER's LIMIT is below the confirmed claims.
+    LimitBelowConfirmed,
+    /// ALTER's PERUSER is below some user's confirmed claims.
+    PerUserBelowConfirmed,
 }
 
 impl Refusal {
@@ -131,6 +136,10 @@ impl Refusal {
             Refusal::LimitMismatch => "ERR limit does not match the campaign's limit",
             Refusal::ClaimNumbersUsedUp => {
                 "ERR the campaign has used every claim number (the last is 9223372036854775807)"
+            }
+            Refusal::LimitBelowConfirmed => "ERR limit must not be below the confirmed claims",
+            Refusal::PerUserBelowConfirmed => {
+                "ERR peruser must not be below a user's confirmed claims"
             }
         }
     }
@@ -303,6 +312,88 @@ pub fn revoke(c: &Campaign, user: &[u8], now: i64) -> Plan<Revocation> {
         effects,
         fills_last_place: false,
     }
+}
+
+/// COUPON.RECLAIM: up to `count` expired holds reclaimed now, the oldest
+/// first; how many.
+pub fn reclaim_expired(c: &Campaign, count: usize, now: i64) -> Plan<u64> {
+    let effects: Vec<Effect> = c
+        .expired_holds(now)
+        .take(count)
+        .map(|claim| Effect::Expire { claim })
+        .collect();
+    Plan {
+        outcome: effects.len() as u64,
+        effects,
+        fills_last_place: false,
+    }
+}
+
+/// What COUPON.ALTER asks to change (at least one is given).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Changes {
+    pub limit: Option<i64>,
+    pub per_user: Option<i64>,
+    pub hold_s: Option<i64>,
+}
+
+/// COUPON.ALTER: the settings changed now. Nothing live is touched; only
+/// a sale already made (confirmed claims) bounds how low LIMIT and
+/// PERUSER may go. Settings equal to the current ones change nothing.
+pub fn alter(c: &Campaign, changes: Changes) -> Result<Plan<()>, Refusal> {
+    let current = c.settings();
+    let settings = Settings {
+        limit: changes.limit.unwrap_or(current.limit),
+        per_user: changes.per_user.unwrap_or(current.per_user),
+        hold_s: changes.hold_s.unwrap_or(current.hold_s),
+    };
+    if (settings.limit as u64) < c.confirmed_count() {
+        return Err(Refusal::LimitBelowConfirmed);
+    }
+    if (settings.per_user as u64) < c.most_confirmed_of_a_user() {
+        return Err(Refusal::PerUserBelowConfirmed);
+    }
+    if settings == current {
+        return Ok(Plan::nothing(()));
+    }
+    Ok(Plan {
+        outcome: (),
+        effects: vec![Effect::Alter(settings)],
+        fills_last_place: false,
+    })
+}
+
+/// What COUPON.RESERVEALL decides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cart {
+    /// Every campaign's reservation (new or repeated), in key order, and
+    /// each campaign's plan.
+    Reserved(Vec<Plan<Reservation>>),
+    /// The first campaign, 0-based, that refuses, and why (UserFull or
+    /// SoldOut); nothing is written anywhere.
+    Refused { at: usize, why: Reservation },
+}
+
+/// COUPON.RESERVEALL: one hold for `user` in each campaign, all or none,
+/// decided at one `now`. Each campaign is judged as RESERVE judges it (a
+/// request id repeated, the user's places, then the limit); the first to
+/// refuse, in key order, refuses the cart.
+pub fn reserve_all(
+    campaigns: &[&Campaign],
+    user: &[u8],
+    request_id: Option<&[u8]>,
+    expires_at_ms: i64,
+    now: i64,
+) -> Result<Cart, Refusal> {
+    let mut plans = Vec::with_capacity(campaigns.len());
+    for (at, c) in campaigns.iter().enumerate() {
+        let plan = reserve(c, user, request_id, expires_at_ms, now)?;
+        if let why @ (Reservation::UserFull | Reservation::SoldOut) = plan.outcome {
+            return Ok(Cart::Refused { at, why });
+        }
+        plans.push(plan);
+    }
+    Ok(Cart::Reserved(plans))
 }
 
 #[cfg(test)]

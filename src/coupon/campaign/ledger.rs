@@ -1,0 +1,178 @@
+//! The ledger's entries: one per change a call makes, in the order it
+//! makes them, worked out from the campaign before the call and the
+//! effects the rules decided (pure; the write path appends them).
+
+use super::effect::Effect;
+use super::settings::Settings;
+use super::store::{Campaign, ClaimState};
+
+/// What happened to a claim (or to the settings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Reserved,
+    Confirmed,
+    Released,
+    Expired,
+    Revoked,
+    Altered,
+}
+
+impl Op {
+    fn name(self) -> &'static [u8] {
+        match self {
+            Op::Reserved => b"reserved",
+            Op::Confirmed => b"confirmed",
+            Op::Released => b"released",
+            Op::Expired => b"expired",
+            Op::Revoked => b"revoked",
+            Op::Altered => b"altered",
+        }
+    }
+}
+
+/// One ledger entry; `available` is after the change, as COUPON.INFO
+/// would report it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    Claim {
+        op: Op,
+        claim: u64,
+        user: Vec<u8>,
+        /// -1 once confirmed.
+        expires_at_ms: i64,
+        id: Option<Vec<u8>>,
+        available: i64,
+    },
+    Altered {
+        settings: Settings,
+        available: i64,
+    },
+}
+
+impl Entry {
+    /// The stream entry's field/value pairs, in SPEC's order, for the
+    /// campaign `key`.
+    pub fn fields(&self, key: &[u8]) -> Vec<Vec<u8>> {
+        let number = |n: i64| n.to_string().into_bytes();
+        let mut fields = vec![b"key".to_vec(), key.to_vec(), b"op".to_vec()];
+        match self {
+            Entry::Claim {
+                op,
+                claim,
+                user,
+                expires_at_ms,
+                id,
+                available,
+            } => fields.extend([
+                op.name().to_vec(),
+                b"claim".to_vec(),
+                claim.to_string().into_bytes(),
+                b"user".to_vec(),
+                user.clone(),
+                b"expires_at_ms".to_vec(),
+                number(*expires_at_ms),
+                b"id".to_vec(),
+                id.clone().unwrap_or_default(),
+                b"available".to_vec(),
+                number(*available),
+            ]),
+            Entry::Altered {
+                settings,
+                available,
+            } => fields.extend([
+                Op::Altered.name().to_vec(),
+                b"limit".to_vec(),
+                number(settings.limit),
+                b"peruser".to_vec(),
+                number(settings.per_user),
+                b"hold".to_vec(),
+                number(settings.hold_s),
+                b"available".to_vec(),
+                number(*available),
+            ]),
+        }
+        fields
+    }
+}
+
+/// The entries of `effects` on `c` at `now`. A released claim's entry says
+/// `releases` (`released`, or `revoked` for COUPON.REVOKE). Confirm,
+/// release and expire name claims stored before the call.
+pub fn entries(c: &Campaign, effects: &[Effect], now: i64, releases: Op) -> Vec<Entry> {
+    let mut limit = c.settings().limit;
+    let mut confirmed = c.confirmed_count() as i64;
+    let mut held = c.live_count(now) as i64 - confirmed;
+    let mut entries = Vec::new();
+    for effect in effects {
+        let (op, claim, state) = match effect {
+            Effect::Put {
+                claim,
+                user,
+                expires_at_ms,
+                request_id,
+            } => {
+                let op = match expires_at_ms {
+                    Some(_) => {
+                        held += 1;
+                        Op::Reserved
+                    }
+                    None => {
+                        confirmed += 1;
+                        Op::Confirmed
+                    }
+                };
+                entries.push(Entry::Claim {
+                    op,
+                    claim: *claim,
+                    user: user.clone(),
+                    expires_at_ms: expires_at_ms.unwrap_or(-1),
+                    id: request_id.clone(),
+                    available: (limit - confirmed - held).max(0),
+                });
+                continue;
+            }
+            Effect::Alter(settings) => {
+                limit = settings.limit;
+                entries.push(Entry::Altered {
+                    settings: *settings,
+                    available: (limit - confirmed - held).max(0),
+                });
+                continue;
+            }
+            Effect::Confirm { claim } => {
+                held -= 1;
+                confirmed += 1;
+                (Op::Confirmed, *claim, ClaimState::Confirmed)
+            }
+            Effect::Release { claim } => {
+                let Some(stored) = c.stored(*claim) else {
+                    continue;
+                };
+                match stored.state {
+                    ClaimState::Confirmed => confirmed -= 1,
+                    ClaimState::Held { .. } => held -= 1,
+                }
+                (releases, *claim, stored.state)
+            }
+            Effect::Expire { claim } => {
+                let Some(stored) = c.stored(*claim) else {
+                    continue;
+                };
+                (Op::Expired, *claim, stored.state)
+            }
+            Effect::Create(_) | Effect::Ledger(_) | Effect::Totals(_) => continue,
+        };
+        let Some(stored) = c.stored(claim) else {
+            continue;
+        };
+        entries.push(Entry::Claim {
+            op,
+            claim,
+            user: stored.user.to_vec(),
+            expires_at_ms: state.expires_at_ms(),
+            id: stored.request_id.as_deref().map(<[u8]>::to_vec),
+            available: (limit - confirmed - held).max(0),
+        });
+    }
+    entries
+}
