@@ -7,7 +7,9 @@
 
 use super::thresholds::{self, Thresholds};
 use crate::args;
-use crate::redis::{Arg, ArgDoc, CommandKey, Ctx, KeyAccess};
+use std::ffi::CStr;
+
+use crate::redis::{Arg, ArgDoc, CommandKey, Ctx, KeyAccess, Keys};
 use crate::reply::ErrorReply;
 use crate::stats;
 use crate::stream::{self, Appended};
@@ -16,13 +18,32 @@ use crate::stream::{self, Appended};
 pub const DOC: ArgDoc = ArgDoc::block(
     c"alert",
     &[
-        ArgDoc::ALERT_STREAM,
+        ArgDoc::keyword_key(c"stream", ALERT_KEYWORD),
         ArgDoc::integer(c"maxlen").option(c"MAXLEN"),
     ],
 )
 .optional();
 
-const ALERT: &str = "ALERT";
+/// The option's keyword, as the key spec names it ...
+const ALERT_KEYWORD: &CStr = c"ALERT";
+/// ... and as the arguments are read.
+const ALERT: &str = match ALERT_KEYWORD.to_str() {
+    Ok(text) => text,
+    Err(_) => panic!("ALERT is ASCII"),
+};
+
+/// The keys of a command that takes the option: the counter at argv[1],
+/// used as `access`, and the stream, the argument after the first `ALERT`
+/// from argv[`alert_from`] on (no argument before it can be spelled so:
+/// they are integers), appended to.
+pub const fn keys(access: KeyAccess, alert_from: usize) -> Keys {
+    Keys::WithKeyword {
+        access,
+        keyword: ALERT_KEYWORD,
+        from: alert_from as i32,
+        keyword_access: KeyAccess::APPEND,
+    }
+}
 const MAXLEN: &str = "MAXLEN";
 
 /// Where a call's alert goes: the stream argument as given (a key of the

@@ -6,8 +6,8 @@ use super::alert::{self, Alert, AmountTail, Record};
 use super::rules::{self, Refund};
 use crate::args;
 use crate::redis::{
-    callback_finding_keys, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, FindsKeys,
-    Handler, KeyAccess, Keys,
+    callback_finding_keys, Arg, ArgDoc, Command, CommandKey, Ctx, EventClass, FindsKeys, Handler,
+    KeyAccess, PlainWrite,
 };
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
@@ -20,10 +20,7 @@ pub const COMMAND: Command = Command {
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: -3,
-    keys: Keys::Alerting {
-        access: KeyAccess::UPDATE,
-        alert_from: ALERT_FROM as i32,
-    },
+    keys: alert::keys(KeyAccess::UPDATE, ALERT_FROM),
     summary: c"Subtracts from a counter without going below 0, keeping its TTL.",
     complexity: c"O(1)",
     since: c"0.1.0",
@@ -75,7 +72,7 @@ impl Handler for MonDecrClamp {
                 let record = (lost > 0).then_some(Record::Clamp { clamped: lost });
                 let alerted = alert::append(request.alert.as_ref(), ctx, args[1], record)?;
                 key.write_integer(value)?;
-                target.replicate(Effect::SetKeepTtl(value));
+                target.replicate(PlainWrite::SetKeepTtl(value));
                 target.notify(EventClass::String, c"decrby");
                 if lost > 0 {
                     stats::MON_CLAMPS.bump();

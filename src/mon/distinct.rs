@@ -9,8 +9,8 @@ use super::rules;
 use super::thresholds::Thresholds;
 use crate::args;
 use crate::redis::{
-    callback_finding_keys, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, FindsKeys,
-    Handler, KeyAccess, Keys,
+    callback_finding_keys, Arg, ArgDoc, Command, CommandKey, Ctx, EventClass, FindsKeys, Handler,
+    KeyAccess, PlainWrite,
 };
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
@@ -23,10 +23,7 @@ pub const COMMAND: Command = Command {
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: -5,
-    keys: Keys::Alerting {
-        access: KeyAccess::UPDATE,
-        alert_from: ALERT_FROM as i32,
-    },
+    keys: alert::keys(KeyAccess::UPDATE, ALERT_FROM),
     summary: c"Counts distinct members seen in the last window seconds; reports a crossing.",
     complexity: c"O(log N) for N members, plus the members that aged out.",
     since: c"0.1.0",
@@ -113,16 +110,16 @@ impl Handler for MonDistinct {
         if !aged.is_empty() {
             key.zset_remove(aged);
             target.notify(EventClass::SortedSet, c"zremrangebyscore");
-            target.replicate(Effect::ZsetDropUpTo(cutoff));
+            target.replicate(PlainWrite::ZsetDropUpTo(cutoff));
         }
         let (added, changed) = key.zset_add(now, member)?;
         if changed {
             target.notify(EventClass::SortedSet, c"zadd");
-            target.replicate(Effect::ZsetAdd { score: now, member });
+            target.replicate(PlainWrite::ZsetAdd { score: now, member });
         }
         key.set_expires_at_ms(request.expires_at_ms);
         target.notify(EventClass::Generic, c"expire");
-        target.replicate(Effect::ExpireAt(request.expires_at_ms));
+        target.replicate(PlainWrite::ExpireAt(request.expires_at_ms));
         let distinct = rules::distinct(prev, added, thresholds);
         if distinct.level > 0 {
             stats::MON_DISTINCT_CROSSINGS.bump();

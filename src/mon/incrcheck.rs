@@ -7,8 +7,8 @@ use super::rules;
 use super::thresholds::Thresholds;
 use crate::args;
 use crate::redis::{
-    callback_finding_keys, Arg, ArgDoc, Command, CommandKey, Ctx, Effect, EventClass, FindsKeys,
-    Handler, KeyAccess, Keys,
+    callback_finding_keys, Arg, ArgDoc, Command, CommandKey, Ctx, EventClass, FindsKeys, Handler,
+    KeyAccess, PlainWrite,
 };
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
@@ -21,10 +21,7 @@ pub const COMMAND: Command = Command {
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: -5,
-    keys: Keys::Alerting {
-        access: KeyAccess::UPDATE,
-        alert_from: ALERT_FROM as i32,
-    },
+    keys: alert::keys(KeyAccess::UPDATE, ALERT_FROM),
     summary: c"Adds to a windowed counter and reports the highest threshold this call crossed.",
     complexity: c"O(N) where N is the number of thresholds (at most 32).",
     since: c"0.1.0",
@@ -116,12 +113,12 @@ impl Handler for MonIncrCheck {
             key.set_expires_at_ms(request.window_expires_at_ms);
             target.notify(EventClass::Generic, c"expire");
             // Value and expiry travel as one write.
-            target.replicate(Effect::SetExpiringAt {
+            target.replicate(PlainWrite::SetExpiringAt {
                 value: count.value,
                 at_ms: request.window_expires_at_ms,
             });
         } else {
-            target.replicate(Effect::IncrBy(args[2]));
+            target.replicate(PlainWrite::IncrBy(args[2]));
         }
         if count.level > 0 {
             stats::MON_CROSSINGS.bump();

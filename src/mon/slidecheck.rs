@@ -10,7 +10,7 @@ use super::window::shape::{Shape, MAX_BUCKETS};
 use super::window::store::Window;
 use crate::args;
 use crate::redis::{
-    callback_finding_keys, Arg, ArgDoc, Command, Ctx, FindsKeys, Handler, KeyAccess, Keys,
+    callback_finding_keys, Arg, ArgDoc, Command, Ctx, FindsKeys, Handler, KeyAccess,
 };
 use crate::replicated::pipeline;
 use crate::reply::{CommandResult, ErrorReply, Reply};
@@ -24,10 +24,7 @@ pub const COMMAND: Command = Command {
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: -5,
-    keys: Keys::Alerting {
-        access: KeyAccess::UPDATE,
-        alert_from: ALERT_FROM as i32,
-    },
+    keys: alert::keys(KeyAccess::UPDATE, ALERT_FROM),
     summary: c"Adds to a sliding window (the last window seconds) and reports a new crossing.",
     complexity: c"O(1) amortised, plus the thresholds (at most 32).",
     since: c"0.1.0",

@@ -1,5 +1,5 @@
 //! Commands run through Redis itself: the set commands (Redis 7.0 gives
-//! modules no low-level set API) and an alert's XADD (no server gives
+//! modules no low-level set API) and a stream's XADD (no server gives
 //! modules a way to write streams).
 
 use std::ffi::CStr;
@@ -7,7 +7,7 @@ use std::os::raw::c_char;
 
 use redis_module::raw;
 
-use super::command::Arg;
+use super::entry::Arg;
 use super::key::CommandKey;
 use crate::reply::ErrorReply;
 

@@ -6,8 +6,9 @@ use std::ptr::NonNull;
 
 use redis_module::{raw, Context};
 
-use super::command::{recognise_slot_import_client, Command};
 use super::datatype::{DataType, ModuleValue};
+use super::entry::recognise_slot_import_client;
+use super::spec::Command;
 
 /// The module's own ACL category, `@guard`, on servers that let modules
 /// define one.

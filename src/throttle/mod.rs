@@ -9,7 +9,7 @@ pub mod gcra;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::redis::{CommandKey, Effect, EventClass, OpenKey};
+use crate::redis::{CommandKey, EventClass, OpenKey, PlainWrite};
 use crate::reply::ErrorReply;
 
 /// The wall clock in ns since the Unix epoch, as redis-cell reads it (the
@@ -34,7 +34,7 @@ fn store(
     key.set_expires_at_ms(stored.expires_at_ms);
     target.notify(EventClass::String, c"set");
     target.notify(EventClass::Generic, c"expire");
-    target.replicate(Effect::SetExpiringAt {
+    target.replicate(PlainWrite::SetExpiringAt {
         value: stored.tat_ns,
         at_ms: stored.expires_at_ms,
     });

@@ -1,273 +1,18 @@
-//! A command as Redis sees it: its metadata, the C entry Redis calls, the
-//! call's context and arguments, and the reply sent back.
+//! A command as registration sees it: its metadata (name, flags, arity,
+//! ACL categories), its key specs and the `COMMAND DOCS` of its arguments,
+//! and the calls that hand them to the server. What runs when it is called
+//! is in `entry.rs`.
 
 use std::ffi::{CStr, CString};
-use std::marker::PhantomData;
 use std::os::raw::c_int;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use redis_module::raw;
 
-use crate::reply::{CommandResult, ErrorReply, Reply};
-
-/// The context of one command call. It cannot outlive the call: `'call`
-/// is chosen by [`callback`], never by the code that receives it.
-#[derive(Clone, Copy)]
-pub struct Ctx<'call> {
-    raw: NonNull<raw::RedisModuleCtx>,
-    _call: PhantomData<&'call raw::RedisModuleCtx>,
-}
-
-impl<'call> Ctx<'call> {
-    pub(super) fn as_ptr(self) -> *mut raw::RedisModuleCtx {
-        self.raw.as_ptr()
-    }
-
-    /// The server clock in unix ms, the base EXPIRE uses.
-    pub fn now_ms(self) -> i64 {
-        // SAFETY: a plain API call on the running command's context.
-        unsafe { raw::RedisModule_Milliseconds.unwrap()() }
-    }
-
-    /// Does this call replay effects a primary decided: the replication
-    /// link (its client is the primary), the AOF (its client has the
-    /// reserved id), or, on Valkey 9+, the slot import client of an atomic
-    /// slot migration? Never an ordinary client, even while the server is
-    /// loading (an async load on a writable replica serves clients then).
-    pub fn replays_a_primary(self) -> bool {
-        // SAFETY: plain API calls on the running command's context.
-        let (flags, client) = unsafe {
-            (
-                raw::RedisModule_GetContextFlags.unwrap()(self.as_ptr()) as u32,
-                raw::RedisModule_GetClientId.unwrap()(self.as_ptr()),
-            )
-        };
-        let import = SLOT_IMPORT_CLIENT_FLAG.load(Ordering::Relaxed);
-        flags & raw::REDISMODULE_CTX_FLAGS_REPLICATED != 0
-            || client == AOF_CLIENT_ID
-            || (import != 0 && flags & import != 0)
-    }
-}
-
-impl Ctx<'_> {
-    /// The gate of a module type's apply command (`command` names it in
-    /// the error): only what [`Ctx::replays_a_primary`] accepts.
-    pub fn require_replay(self, command: &str) -> Result<(), ErrorReply> {
-        if self.replays_a_primary() {
-            return Ok(());
-        }
-        Err(ErrorReply::owned(format!(
-            "ERR {command} only replays a primary's effects (replication link, AOF, slot import)"
-        )))
-    }
-}
-
-/// The id Redis and Valkey give the client that loads the AOF
-/// (`CLIENT_ID_AOF`).
-const AOF_CLIENT_ID: u64 = u64::MAX;
-
-/// The context flag of Valkey's slot import client, once the module has
-/// declared it handles atomic slot migration; 0 elsewhere (the same bit
-/// may mean something else on another server). Valkey 9.1's import client
-/// reports it beside REPLICATED (flags 0x2001024, an ordinary client id):
-/// the gate names it so as not to depend on the latter.
-static SLOT_IMPORT_CLIENT_FLAG: AtomicU32 = AtomicU32::new(0);
-
-/// Called at load when the server migrates slots atomically.
-pub(super) fn recognise_slot_import_client(flag: u32) {
-    SLOT_IMPORT_CLIENT_FLAG.store(flag, Ordering::Relaxed);
-}
-
-/// One command argument, read in place without copying. Tied to the call
-/// that received it.
-#[derive(Clone, Copy)]
-#[repr(transparent)]
-pub struct Arg<'call> {
-    raw: NonNull<raw::RedisModuleString>,
-    _call: PhantomData<&'call raw::RedisModuleString>,
-}
-
-impl<'call> Arg<'call> {
-    pub(super) fn as_ptr(self) -> *mut raw::RedisModuleString {
-        self.raw.as_ptr()
-    }
-
-    /// The argument's bytes, valid for the whole call.
-    pub fn as_bytes(self) -> &'call [u8] {
-        let mut len = 0;
-        // SAFETY: a live argument string of this call; Redis keeps it (and
-        // its buffer, which no command changes) until the call returns.
-        unsafe {
-            let ptr = raw::RedisModule_StringPtrLen.unwrap()(self.as_ptr(), &mut len);
-            std::slice::from_raw_parts(ptr.cast::<u8>(), len)
-        }
-    }
-}
-
-impl AsRef<[u8]> for Arg<'_> {
-    fn as_ref(&self) -> &[u8] {
-        self.as_bytes()
-    }
-}
-
-/// What a command does when called. `args[0]` is the command name and
-/// `args[1]` the key; Redis has checked the arity.
-pub trait Handler {
-    fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult;
-}
-
-/// A command that names its keys itself (see [`Keys::Counted`]): where
-/// they are in a call's arguments, for the server's key-position requests
-/// (COMMAND GETKEYS, Cluster routing, ACL key patterns). Whatever the
-/// arguments, it must not panic; positions past the end are left out.
-pub trait FindsKeys: Handler {
-    /// Positions in `args` (`args[0]` is the name) and how each is used.
-    fn key_positions(args: &[Arg<'_>]) -> Vec<(usize, KeyAccess)>;
-}
-
-type Callback =
-    extern "C" fn(*mut raw::RedisModuleCtx, *mut *mut raw::RedisModuleString, c_int) -> c_int;
-
-/// The C entry Redis calls for the command `H`. A panic must never unwind
-/// into Redis (it would abort the server): anything that panics, the
-/// handler or the reply, ends as an error reply instead.
-pub extern "C" fn callback<H: Handler>(
-    ctx: *mut raw::RedisModuleCtx,
-    argv: *mut *mut raw::RedisModuleString,
-    argc: c_int,
-) -> c_int {
-    let Some(ctx) = NonNull::new(ctx) else {
-        return raw::REDISMODULE_ERR as c_int;
-    };
-    let ctx = Ctx {
-        raw: ctx,
-        _call: PhantomData,
-    };
-    let args: &[Arg] = match usize::try_from(argc) {
-        // SAFETY: Redis passes the call's `argc` live, non-null argument
-        // strings; `Arg` is a transparent wrapper of such a pointer, and
-        // the slice lives only as long as this call (`'call` is local).
-        Ok(len) if !argv.is_null() => unsafe {
-            std::slice::from_raw_parts(argv.cast::<Arg>(), len)
-        },
-        _ => &[],
-    };
-    let replied = catch_unwind(AssertUnwindSafe(|| {
-        let result = H::run(ctx, args);
-        send(ctx, &result);
-    }));
-    if replied.is_err() {
-        send(
-            ctx,
-            &Err(ErrorReply::internal(
-                "ERR redis-guard internal error (caught a panic)",
-            )),
-        );
-    }
-    raw::REDISMODULE_OK as c_int
-}
-
-/// The C entry of a command that finds its own keys: a key-position
-/// request gets the positions, any other call runs the command.
-pub extern "C" fn callback_finding_keys<H: FindsKeys>(
-    ctx: *mut raw::RedisModuleCtx,
-    argv: *mut *mut raw::RedisModuleString,
-    argc: c_int,
-) -> c_int {
-    // SAFETY: ctx is the context of this call, as Redis passed it.
-    let asks_keys =
-        !ctx.is_null() && unsafe { raw::RedisModule_IsKeysPositionRequest.unwrap()(ctx) } != 0;
-    if !asks_keys {
-        return callback::<H>(ctx, argv, argc);
-    }
-    let args: &[Arg] = match usize::try_from(argc) {
-        // SAFETY: as in `callback`.
-        Ok(len) if !argv.is_null() => unsafe {
-            std::slice::from_raw_parts(argv.cast::<Arg>(), len)
-        },
-        _ => &[],
-    };
-    let positions = catch_unwind(AssertUnwindSafe(|| H::key_positions(args))).unwrap_or_default();
-    for (position, access) in positions {
-        if let Ok(position) = c_int::try_from(position) {
-            // SAFETY: a key-position request on this call's context; the
-            // position is within argc, as `key_positions` promises.
-            unsafe {
-                raw::RedisModule_KeyAtPosWithFlags.unwrap()(ctx, position, access.0 as c_int)
-            };
-        }
-    }
-    raw::REDISMODULE_OK as c_int
-}
-
-fn send(ctx: Ctx, result: &CommandResult) {
-    match result {
-        Ok(reply) => send_reply(ctx.as_ptr(), reply),
-        Err(error) => {
-            // Our texts have no NUL; one that did is cut, not a panic.
-            let text = error.message().replace('\0', "");
-            let text = CString::new(text).unwrap_or_default();
-            // SAFETY: replying on the running command's own context.
-            unsafe { raw::RedisModule_ReplyWithError.unwrap()(ctx.as_ptr(), text.as_ptr()) };
-        }
-    }
-}
-
-fn send_reply(ctx: *mut raw::RedisModuleCtx, reply: &Reply) {
-    // SAFETY: replying on the running command's own context; every array
-    // and map is announced with the number of elements that follow it,
-    // and every buffer is passed with its own length.
-    unsafe {
-        match reply {
-            Reply::Integer(n) => {
-                raw::RedisModule_ReplyWithLongLong.unwrap()(ctx, *n);
-            }
-            Reply::Integers(values) => {
-                raw::RedisModule_ReplyWithArray.unwrap()(ctx, values.len() as _);
-                for &n in values.as_slice() {
-                    raw::RedisModule_ReplyWithLongLong.unwrap()(ctx, n);
-                }
-            }
-            Reply::Simple(text) => {
-                let text = CString::new(*text).unwrap_or_default();
-                raw::RedisModule_ReplyWithSimpleString.unwrap()(ctx, text.as_ptr());
-            }
-            Reply::Bulk(bytes) => {
-                raw::RedisModule_ReplyWithStringBuffer.unwrap()(
-                    ctx,
-                    bytes.as_ptr().cast(),
-                    bytes.len(),
-                );
-            }
-            Reply::Null => {
-                raw::RedisModule_ReplyWithNull.unwrap()(ctx);
-            }
-            Reply::Array(items) => {
-                raw::RedisModule_ReplyWithArray.unwrap()(ctx, items.len() as _);
-                for item in items {
-                    send_reply(ctx, item);
-                }
-            }
-            Reply::Map(pairs) => {
-                raw::RedisModule_ReplyWithMap.unwrap()(ctx, pairs.len() as _);
-                for (field, value) in pairs {
-                    raw::RedisModule_ReplyWithStringBuffer.unwrap()(
-                        ctx,
-                        field.as_ptr().cast(),
-                        field.len(),
-                    );
-                    send_reply(ctx, value);
-                }
-            }
-        }
-    }
-}
+use super::entry::Callback;
 
 /// How a command uses its one key, as its key spec tells Redis.
 #[derive(Clone, Copy)]
-pub struct KeyAccess(u32);
+pub struct KeyAccess(pub(super) u32);
 
 impl KeyAccess {
     const RW: u32 = raw::REDISMODULE_CMD_KEY_RW;
@@ -281,7 +26,7 @@ impl KeyAccess {
         KeyAccess(raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS);
     /// Removes from the value (SREM).
     pub const DELETE: KeyAccess = KeyAccess(Self::RW | raw::REDISMODULE_CMD_KEY_DELETE);
-    /// Appends to the value and may trim it (XADD: an alert's stream).
+    /// Appends to the value and may trim it (XADD).
     pub const APPEND: KeyAccess = KeyAccess(Self::RW | raw::REDISMODULE_CMD_KEY_UPDATE);
 }
 
@@ -294,19 +39,21 @@ pub enum Keys {
     /// argv[2], options after them. Redis 7.0 to 8.2 and Valkey 8 find only
     /// the first keys of such a key spec, so it is marked incomplete and the
     /// command answers the server's key-position requests itself
-    /// (`getkeys-api`, see [`FindsKeys`]).
+    /// (`getkeys-api`, see [`FindsKeys`](super::FindsKeys)).
     Counted { access: KeyAccess, step: i32 },
-    /// One key at argv[1], and the stream of an optional `ALERT stream`,
-    /// the argument after the first `ALERT` from argv[`alert_from`] on
-    /// (no argument before it can be spelled so: they are integers). A
-    /// keyword key spec says so; Redis 7.0's Cluster routing reads only
+    /// One key at argv[1], and an optional second one: the argument after
+    /// the first `keyword` from argv[`from`] on (the family sees to it that
+    /// no argument before it can be spelled so), used as `keyword_access`.
+    /// A keyword key spec says so; Redis 7.0's Cluster routing reads only
     /// ranges or the module, so the command also answers key-position
-    /// requests itself (`getkeys-api`, see [`FindsKeys`]).
-    Alerting { access: KeyAccess, alert_from: i32 },
+    /// requests itself (`getkeys-api`, see [`FindsKeys`](super::FindsKeys)).
+    WithKeyword {
+        access: KeyAccess,
+        keyword: &'static CStr,
+        from: i32,
+        keyword_access: KeyAccess,
+    },
 }
-
-/// The keyword of [`Keys::Alerting`]'s second key.
-const ALERT_KEYWORD: &CStr = c"ALERT";
 
 /// One argument as `COMMAND DOCS` shows it.
 pub struct ArgDoc {
@@ -317,7 +64,8 @@ pub struct ArgDoc {
     token: Option<&'static CStr>,
     /// A block's arguments (`key max_burst count period`).
     subargs: &'static [ArgDoc],
-    /// The key spec of a key argument: 0 for argv[1]'s.
+    /// The key spec of a key argument: 0 for argv[1]'s, 1 for the one
+    /// after [`Keys::WithKeyword`]'s keyword.
     key_spec: c_int,
 }
 
@@ -342,15 +90,18 @@ impl ArgDoc {
         }
     }
 
-    /// The stream key of an `ALERT stream` option (see [`Keys::Alerting`]).
-    pub const ALERT_STREAM: ArgDoc = ArgDoc {
-        token: Some(ALERT_KEYWORD),
-        key_spec: 1,
-        ..ArgDoc::new(
-            c"stream",
-            raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY,
-        )
-    };
+    /// The key after the keyword of a [`Keys::WithKeyword`] command
+    /// (`keyword name`), the key of its second key spec.
+    pub const fn keyword_key(name: &'static CStr, keyword: &'static CStr) -> ArgDoc {
+        ArgDoc {
+            token: Some(keyword),
+            key_spec: 1,
+            ..ArgDoc::new(
+                name,
+                raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY,
+            )
+        }
+    }
 
     /// Arguments that come together, as one (often repeated) group.
     pub const fn block(name: &'static CStr, subargs: &'static [ArgDoc]) -> ArgDoc {
@@ -445,11 +196,11 @@ impl Command {
         // entry Redis expects and outlive the call, which copies them.
         unsafe {
             // A key per step after numkeys: no first/last/step range can say
-            // it (as for EVAL); the key spec and the callback do. An alert's
-            // stream: the range says argv[1], the callback the stream too.
+            // it (as for EVAL); the key spec and the callback do. A key after
+            // a keyword: the range says argv[1], the callback that key too.
             let (flags, range) = match self.keys {
                 Keys::One(_) => (self.flags.to_owned(), 1),
-                Keys::Alerting { .. } => (finding_keys(self.flags, &name)?, 1),
+                Keys::WithKeyword { .. } => (finding_keys(self.flags, &name)?, 1),
                 Keys::Counted { .. } => (finding_keys(self.flags, &name)?, 0),
             };
             let created = raw::RedisModule_CreateCommand.unwrap()(
@@ -499,7 +250,7 @@ impl Command {
         Ok(())
     }
 
-    /// The key specs: argv[1] (then an alert's stream), or a key every
+    /// The key specs: argv[1] (then the key after a keyword), or a key every
     /// `step` arguments after the count at argv[1].
     fn key_specs(&self) -> Vec<raw::RedisModuleCommandKeySpec> {
         let at_first = raw::RedisModuleCommandKeySpec__bindgen_ty_1 {
@@ -526,17 +277,22 @@ impl Command {
         let range = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
         match self.keys {
             Keys::One(access) => vec![spec(access.0, index, at_first, range, one_key)],
-            Keys::Alerting { access, alert_from } => {
+            Keys::WithKeyword {
+                access,
+                keyword,
+                from,
+                keyword_access,
+            } => {
                 let after_keyword = raw::RedisModuleCommandKeySpec__bindgen_ty_1 {
                     keyword: raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_2 {
-                        keyword: ALERT_KEYWORD.as_ptr(),
-                        startfrom: alert_from,
+                        keyword: keyword.as_ptr(),
+                        startfrom: from,
                     },
                 };
                 vec![
                     spec(access.0, index, at_first, range, one_key),
                     spec(
-                        KeyAccess::APPEND.0,
+                        keyword_access.0,
                         raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_KEYWORD,
                         after_keyword,
                         range,
