@@ -28,7 +28,7 @@ use redis::Command;
 pub use redis::{ModuleValue, Reader, Writer};
 
 /// Every command the module registers.
-const COMMANDS: [&Command; 16] = [
+const COMMANDS: [&Command; 19] = [
     &mon::incrcheck::COMMAND,
     &mon::decrclamp::COMMAND,
     &coupon::issue::COMMAND,
@@ -39,6 +39,9 @@ const COMMANDS: [&Command; 16] = [
     &coupon::campaign::release::COMMAND,
     &coupon::campaign::info::COMMAND,
     &coupon::campaign::claims::COMMAND,
+    &coupon::campaign::reclaim::COMMAND,
+    &coupon::campaign::alter::COMMAND,
+    &coupon::campaign::reserveall::COMMAND,
     &coupon::campaign::apply::COMMAND,
     &throttle::cl_throttle::COMMAND,
     &throttle::cl_throttleall::COMMAND,

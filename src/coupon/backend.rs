@@ -9,14 +9,36 @@ use crate::coupon::campaign::on_coupon;
 use crate::redis::{Arg, CommandKey, Ctx, EventClass, SetCall};
 use crate::reply::ErrorReply;
 
-/// Issues one coupon to `user` out of `limit`.
-pub fn issue(ctx: Ctx<'_>, name: Arg<'_>, user: Arg<'_>, limit: i64) -> Result<Coupon, ErrorReply> {
+/// A set keeps no ledger: naming one is an error (after the stream's own
+/// check, as on a campaign).
+fn no_ledger(ctx: Ctx<'_>, ledger: Option<Arg<'_>>) -> Result<(), ErrorReply> {
+    match ledger {
+        Some(stream) => {
+            CommandKey::new(ctx, stream).require_stream()?;
+            Err(ErrorReply::new(
+                "ERR ledger: the key is no campaign and keeps no ledger",
+            ))
+        }
+        None => Ok(()),
+    }
+}
+
+/// Issues one coupon to `user` out of `limit`; a campaign names its
+/// `ledger`.
+pub fn issue(
+    ctx: Ctx<'_>,
+    name: Arg<'_>,
+    user: Arg<'_>,
+    limit: i64,
+    ledger: Option<Arg<'_>>,
+) -> Result<Coupon, ErrorReply> {
     let target = CommandKey::new(ctx, name);
     let key = target.open();
     if on_coupon::is_campaign(&key) {
         drop(key);
-        return on_coupon::issue(ctx, name, user.as_bytes(), limit);
+        return on_coupon::issue(ctx, name, user.as_bytes(), limit, ledger);
     }
+    no_ledger(ctx, ledger)?;
     let issued = key.set_len()?;
     // Nested set calls need the key closed.
     drop(key);
@@ -32,13 +54,19 @@ pub fn issue(ctx: Ctx<'_>, name: Arg<'_>, user: Arg<'_>, limit: i64) -> Result<C
 }
 
 /// Takes `user`'s coupons back: how many (a set holds at most one).
-pub fn revoke(ctx: Ctx<'_>, name: Arg<'_>, user: Arg<'_>) -> Result<u64, ErrorReply> {
+pub fn revoke(
+    ctx: Ctx<'_>,
+    name: Arg<'_>,
+    user: Arg<'_>,
+    ledger: Option<Arg<'_>>,
+) -> Result<u64, ErrorReply> {
     let target = CommandKey::new(ctx, name);
     let key = target.open();
     if on_coupon::is_campaign(&key) {
         drop(key);
-        return on_coupon::revoke(ctx, name, user.as_bytes());
+        return on_coupon::revoke(ctx, name, user.as_bytes(), ledger);
     }
+    no_ledger(ctx, ledger)?;
     // The type check (WRONGTYPE) without a nested call; an empty key has
     // no winner to remove.
     if key.set_len()? == 0 {

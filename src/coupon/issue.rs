@@ -1,11 +1,14 @@
-//! `COUPON.ISSUE key user limit`: one coupon per user, at most `limit`,
-//! the winners kept as a plain set (or a campaign's confirmed claims, when
-//! the key is a campaign).
+//! `COUPON.ISSUE key user limit [LEDGER stream]`: one coupon per user, at
+//! most `limit`, the winners kept as a plain set (or a campaign's
+//! confirmed claims, when the key is a campaign, which names its ledger).
 
 use super::backend;
+use super::campaign::ledger_option;
 use super::outcome::Coupon;
 use crate::args;
-use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
+use crate::redis::{
+    callback_finding_keys, Arg, ArgDoc, Command, Ctx, FindsKeys, Handler, KeyAccess,
+};
 use crate::reply::{CommandResult, ErrorReply, Reply};
 use crate::stats;
 
@@ -13,8 +16,8 @@ pub const COMMAND: Command = Command {
     name: c"coupon.issue",
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
-    arity: 4,
-    keys: Keys::One(KeyAccess::INSERT),
+    arity: -4,
+    keys: ledger_option::keys(KeyAccess::INSERT, OPTIONS_FROM),
     summary: c"Issues one coupon per user, at most limit: rank, -1 (holds one) or -2 (sold out).",
     complexity: c"O(1) on a set; O(log N) for N live claims on a campaign.",
     since: c"0.1.0",
@@ -22,37 +25,49 @@ pub const COMMAND: Command = Command {
         ArgDoc::KEY,
         ArgDoc::string(c"user"),
         ArgDoc::integer(c"limit"),
+        ledger_option::DOC,
     ],
-    callback: callback::<CouponIssue>,
+    callback: callback_finding_keys::<CouponIssue>,
 };
+
+/// Where the options start: after the limit.
+const OPTIONS_FROM: usize = 4;
 
 /// A parsed call; the user stays in the caller's arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Issue {
+pub struct Issue<'a, A> {
     pub limit: i64,
+    pub ledger: Option<&'a A>,
 }
 
-impl Issue {
+impl<'a, A: AsRef<[u8]>> Issue<'a, A> {
     /// `args` are the arguments after the key.
-    pub fn parse<A: AsRef<[u8]>>(args: &[A]) -> Result<Self, ErrorReply> {
-        let [user, limit] = args else {
+    pub fn parse(args: &'a [A]) -> Result<Self, ErrorReply> {
+        let [user, limit, options @ ..] = args else {
             return Err(args::wrong_arity("coupon.issue"));
         };
         args::non_empty(user.as_ref(), "user")?;
-        Ok(Issue {
-            limit: args::positive(limit.as_ref(), "limit")?,
-        })
+        let limit = args::positive(limit.as_ref(), "limit")?;
+        let ledger = ledger_option::only_ledger(options)?;
+        Ok(Issue { limit, ledger })
     }
 }
 
 /// The command.
 pub struct CouponIssue;
 
+impl FindsKeys for CouponIssue {
+    fn key_positions(args: &[Arg<'_>]) -> Vec<(usize, KeyAccess)> {
+        ledger_option::key_positions(args, OPTIONS_FROM)
+    }
+}
+
 impl Handler for CouponIssue {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::COUPON_ISSUE_CALLS.bump();
         let request = Issue::parse(&args[2..])?;
-        let outcome = backend::issue(ctx, args[1], args[2], request.limit)?;
+        let ledger = request.ledger.copied();
+        let outcome = backend::issue(ctx, args[1], args[2], request.limit, ledger)?;
         match outcome {
             Coupon::Issued { .. } => stats::COUPON_ISSUED.bump(),
             Coupon::AlreadyHeld => stats::COUPON_DUPLICATES.bump(),

@@ -28,6 +28,13 @@ impl KeyAccess {
     pub const DELETE: KeyAccess = KeyAccess(Self::RW | raw::REDISMODULE_CMD_KEY_DELETE);
     /// Appends to the value and may trim it (XADD).
     pub const APPEND: KeyAccess = KeyAccess(Self::RW | raw::REDISMODULE_CMD_KEY_UPDATE);
+
+    /// The same use, by a key spec that may not find the key (a keyword
+    /// an earlier argument could be spelled as): the server then asks the
+    /// command ([`FindsKeys`](super::FindsKeys)) where its keys are.
+    pub const fn incomplete(self) -> KeyAccess {
+        KeyAccess(self.0 | raw::REDISMODULE_CMD_KEY_INCOMPLETE)
+    }
 }
 
 /// The keys a command names, as its key specs tell Redis.
@@ -41,6 +48,16 @@ pub enum Keys {
     /// command answers the server's key-position requests itself
     /// (`getkeys-api`, see [`FindsKeys`](super::FindsKeys)).
     Counted { access: KeyAccess, step: i32 },
+    /// [`Keys::Counted`]'s keys, and an optional last one: the argument
+    /// after a `keyword` among the options, used as `keyword_access`.
+    /// Where the keyword is depends on `numkeys`, so its key spec searches
+    /// from argv[2] and is marked incomplete too.
+    CountedWithKeyword {
+        access: KeyAccess,
+        step: i32,
+        keyword: &'static CStr,
+        keyword_access: KeyAccess,
+    },
     /// One key at argv[1], and an optional second one: the argument after
     /// the first `keyword` from argv[`from`] on (the family sees to it that
     /// no argument before it can be spelled so), used as `keyword_access`.
@@ -201,7 +218,9 @@ impl Command {
             let (flags, range) = match self.keys {
                 Keys::One(_) => (self.flags.to_owned(), 1),
                 Keys::WithKeyword { .. } => (finding_keys(self.flags, &name)?, 1),
-                Keys::Counted { .. } => (finding_keys(self.flags, &name)?, 0),
+                Keys::Counted { .. } | Keys::CountedWithKeyword { .. } => {
+                    (finding_keys(self.flags, &name)?, 0)
+                }
             };
             let created = raw::RedisModule_CreateCommand.unwrap()(
                 ctx,
@@ -275,6 +294,21 @@ impl Command {
         };
         let index = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
         let range = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
+        let counted = |access: KeyAccess, step| {
+            spec(
+                access.0 | raw::REDISMODULE_CMD_KEY_INCOMPLETE,
+                index,
+                at_first,
+                raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM,
+                raw::RedisModuleCommandKeySpec__bindgen_ty_2 {
+                    keynum: raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_2 {
+                        keynumidx: 0,
+                        firstkey: 1,
+                        keystep: step,
+                    },
+                },
+            )
+        };
         match self.keys {
             Keys::One(access) => vec![spec(access.0, index, at_first, range, one_key)],
             Keys::WithKeyword {
@@ -300,19 +334,30 @@ impl Command {
                     ),
                 ]
             }
-            Keys::Counted { access, step } => vec![spec(
-                access.0 | raw::REDISMODULE_CMD_KEY_INCOMPLETE,
-                index,
-                at_first,
-                raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM,
-                raw::RedisModuleCommandKeySpec__bindgen_ty_2 {
-                    keynum: raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_2 {
-                        keynumidx: 0,
-                        firstkey: 1,
-                        keystep: step,
+            Keys::Counted { access, step } => vec![counted(access, step)],
+            Keys::CountedWithKeyword {
+                access,
+                step,
+                keyword,
+                keyword_access,
+            } => {
+                let among_options = raw::RedisModuleCommandKeySpec__bindgen_ty_1 {
+                    keyword: raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_2 {
+                        keyword: keyword.as_ptr(),
+                        startfrom: 2,
                     },
-                },
-            )],
+                };
+                vec![
+                    counted(access, step),
+                    spec(
+                        keyword_access.incomplete().0,
+                        raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_KEYWORD,
+                        among_options,
+                        range,
+                        one_key,
+                    ),
+                ]
+            }
         }
     }
 }

@@ -37,19 +37,32 @@ pub fn decide<T: Replicated, O, E: AsRef<[T::Effect]>>(
     Ok(outcome)
 }
 
-/// A client's call that makes a new value at `name`: BUSYKEY when the
-/// key exists, as RESTORE answers.
+/// A client's call that makes a new value at `name` (`effects` start
+/// with the one that makes it): BUSYKEY when the key exists, as RESTORE
+/// answers.
 pub fn create<T: Replicated>(
     ctx: Ctx<'_>,
     name: Arg<'_>,
-    creates: T::Effect,
+    effects: &[T::Effect],
 ) -> Result<(), ErrorReply> {
     let target = CommandKey::new(ctx, name);
     let mut key = target.open();
     if key.exists() {
         return Err(BUSYKEY);
     }
-    carry_out::<T>(target, &mut key, &[creates], Origin::Client)
+    carry_out::<T>(target, &mut key, effects, Origin::Client)
+}
+
+/// Carries out a client's call whose effects on `name` were decided with
+/// other keys (several values decided at one clock reading, all or none).
+pub fn write<T: Replicated>(
+    ctx: Ctx<'_>,
+    name: Arg<'_>,
+    effects: &[T::Effect],
+) -> Result<(), ErrorReply> {
+    let target = CommandKey::new(ctx, name);
+    let mut key = target.open();
+    carry_out::<T>(target, &mut key, effects, Origin::Client)
 }
 
 /// The APPLY command: the effects as the primary decided them. One that

@@ -1,9 +1,14 @@
-//! `COUPON.CONFIRM key claim`: the payment went through; the place is kept.
+//! `COUPON.CONFIRM key claim [LEDGER stream]`: the payment went through; the
+//! place is kept.
 
 use super::claim_number;
+use super::ledger::Op;
+use super::ledger_option;
 use super::{rules, write};
 use crate::args;
-use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
+use crate::redis::{
+    callback_finding_keys, Arg, ArgDoc, Command, Ctx, FindsKeys, Handler, KeyAccess,
+};
 use crate::reply::{CommandResult, Reply};
 
 pub const COMMAND: Command = Command {
@@ -12,24 +17,34 @@ pub const COMMAND: Command = Command {
     // server is full (a confirm adds no claim).
     flags: c"write fast",
     acl_categories: c"write fast",
-    arity: 3,
-    keys: Keys::One(KeyAccess::UPDATE),
+    arity: -3,
+    keys: ledger_option::keys(KeyAccess::UPDATE, OPTIONS_FROM),
     summary: c"Confirms a held claim: 1 confirmed now, 0 already confirmed, -2 no place (the hold is released), -3 no live claim.",
     complexity: c"O(log N) for N live claims.",
     since: c"0.1.0",
-    args: &[ArgDoc::KEY, ArgDoc::integer(c"claim")],
-    callback: callback::<CouponConfirm>,
+    args: &[ArgDoc::KEY, ArgDoc::integer(c"claim"), ledger_option::DOC],
+    callback: callback_finding_keys::<CouponConfirm>,
 };
+
+/// Where the options start: after the claim.
+const OPTIONS_FROM: usize = 3;
 
 pub struct CouponConfirm;
 
+impl FindsKeys for CouponConfirm {
+    fn key_positions(args: &[Arg<'_>]) -> Vec<(usize, KeyAccess)> {
+        ledger_option::key_positions(args, OPTIONS_FROM)
+    }
+}
+
 impl Handler for CouponConfirm {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
-        let [_, _, claim] = args else {
+        let [_, _, claim, options @ ..] = args else {
             return Err(args::wrong_arity("coupon.confirm"));
         };
         let claim = claim_number(claim.as_bytes(), "claim")?;
-        let outcome = write::decide(ctx, args[1], |campaign, now| {
+        let ledger = ledger_option::only_ledger(options)?.copied();
+        let outcome = write::decide(ctx, args[1], ledger, Op::Released, |campaign, now| {
             Ok(rules::confirm(campaign, claim, now))
         })?;
         Ok(Reply::Integer(outcome.reply()))

@@ -15,10 +15,15 @@
 //! - `write.rs`: a campaign command's way into that layer, with the
 //!   campaign's own errors and sold-out event.
 //!
+//! - `ledger.rs`: the ledger's entries of a call's effects (pure), and
+//!   `ledger_option.rs`, the `LEDGER stream` option every write takes.
+//!
 //! Then one file a command: COUPON.CREATE, RESERVE, CONFIRM, RELEASE,
-//! INFO, CLAIMS, and COUPON.APPLY, which replays effects. `on_coupon.rs`
-//! is COUPON.ISSUE and COUPON.REVOKE when their key is a campaign.
+//! INFO, CLAIMS, RECLAIM, ALTER, RESERVEALL, and COUPON.APPLY, which
+//! replays effects. `on_coupon.rs` is COUPON.ISSUE and COUPON.REVOKE when
+//! their key is a campaign.
 
+pub mod alter;
 pub mod apply;
 pub mod claims;
 pub mod confirm;
@@ -28,9 +33,12 @@ pub mod encoding;
 pub mod expiry;
 pub mod info;
 pub mod ledger;
+pub mod ledger_option;
 pub mod on_coupon;
+pub mod reclaim;
 pub mod release;
 pub mod reserve;
+pub mod reserveall;
 pub mod rules;
 pub mod settings;
 pub mod store;

@@ -1,9 +1,13 @@
-//! `COUPON.RESERVE key user [HOLD seconds] [ID request-id]`: holds a place
-//! while the payment runs.
+//! `COUPON.RESERVE key user [HOLD seconds] [ID request-id] [LEDGER
+//! stream]`: holds a place while the payment runs.
 
+use super::ledger::Op;
+use super::ledger_option::{self, LEDGER};
 use super::{rules, write};
 use crate::args;
-use crate::redis::{callback, Arg, ArgDoc, Command, Ctx, Handler, KeyAccess, Keys};
+use crate::redis::{
+    callback_finding_keys, Arg, ArgDoc, Command, Ctx, FindsKeys, Handler, KeyAccess,
+};
 use crate::reply::{CommandResult, ErrorReply, Reply};
 
 pub const COMMAND: Command = Command {
@@ -11,7 +15,7 @@ pub const COMMAND: Command = Command {
     flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: -3,
-    keys: Keys::One(KeyAccess::UPDATE),
+    keys: ledger_option::keys(KeyAccess::UPDATE, OPTIONS_FROM),
     summary:
         c"Holds a place for user until the hold ends: [claim, expires_at_ms], [-1, 0] or [-2, 0].",
     complexity: c"O(log N) for N claims.",
@@ -21,22 +25,27 @@ pub const COMMAND: Command = Command {
         ArgDoc::string(c"user"),
         ArgDoc::integer(c"hold").option(c"HOLD"),
         ArgDoc::string(c"id").option(c"ID"),
+        ledger_option::DOC,
     ],
-    callback: callback::<CouponReserve>,
+    callback: callback_finding_keys::<CouponReserve>,
 };
+
+/// Where the options start: after the user.
+const OPTIONS_FROM: usize = 3;
 
 /// A parsed call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reserve<'a> {
+pub struct Reserve<'a, A> {
     pub user: &'a [u8],
     /// The hold's end when HOLD was given; else the campaign's default.
     pub hold_until_ms: Option<i64>,
     pub request_id: Option<&'a [u8]>,
+    pub ledger: Option<&'a A>,
 }
 
-impl<'a> Reserve<'a> {
+impl<'a, A: AsRef<[u8]>> Reserve<'a, A> {
     /// `args` are the arguments after the key.
-    pub fn parse<A: AsRef<[u8]>>(args: &'a [A], now_ms: i64) -> Result<Self, ErrorReply> {
+    pub fn parse(args: &'a [A], now_ms: i64) -> Result<Self, ErrorReply> {
         let [user, options @ ..] = args else {
             return Err(args::wrong_arity("coupon.reserve"));
         };
@@ -44,15 +53,16 @@ impl<'a> Reserve<'a> {
             user: args::non_empty(user.as_ref(), "user")?,
             hold_until_ms: None,
             request_id: None,
+            ledger: None,
         };
-        args::options(options, &["HOLD", "ID"], |option, value| {
-            let value = value.as_ref();
+        args::options(options, &["HOLD", "ID", LEDGER], |option, value| {
             match option {
                 0 => {
-                    request.hold_until_ms =
-                        Some(args::seconds_from(value, "hold", now_ms, "coupon.reserve")?.1)
+                    let hold = args::seconds_from(value.as_ref(), "hold", now_ms, "coupon.reserve");
+                    request.hold_until_ms = Some(hold?.1)
                 }
-                _ => request.request_id = Some(args::non_empty(value, "id")?),
+                1 => request.request_id = Some(args::non_empty(value.as_ref(), "id")?),
+                _ => request.ledger = Some(value),
             }
             Ok(())
         })?;
@@ -63,10 +73,17 @@ impl<'a> Reserve<'a> {
 /// The command.
 pub struct CouponReserve;
 
+impl FindsKeys for CouponReserve {
+    fn key_positions(args: &[Arg<'_>]) -> Vec<(usize, KeyAccess)> {
+        ledger_option::key_positions(args, OPTIONS_FROM)
+    }
+}
+
 impl Handler for CouponReserve {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         let request = Reserve::parse(&args[2..], ctx.now_ms())?;
-        let outcome = write::decide(ctx, args[1], |campaign, now| {
+        let ledger = request.ledger.copied();
+        let outcome = write::decide(ctx, args[1], ledger, Op::Released, |campaign, now| {
             let hold_until_ms = request.hold_until_ms.unwrap_or_else(|| {
                 args::span_end_ms(now, campaign.settings().hold_s).unwrap_or(i64::MAX)
             });
