@@ -14,8 +14,8 @@ use crate::integer;
 use crate::reply::{ErrorReply, NOT_AN_INTEGER, WRONGTYPE};
 
 impl CommandKey<'_> {
-    /// WRONGTYPE unless this key is missing or a stream (an alert's
-    /// stream, checked before anything is written).
+    /// WRONGTYPE unless this key is missing or a stream (a stream the
+    /// call will append to, checked before anything is written).
     #[inline]
     pub fn require_stream(self) -> Result<(), ErrorReply> {
         match self.open_read() {

@@ -166,7 +166,7 @@ pub enum Word<'a> {
     Number(i64),
     /// A count or claim number that may pass i64 (totals).
     Unsigned(u64),
-    /// Bytes of the module's own (a campaign's user, an alert's field).
+    /// Bytes of the module's own (a value it stores, a field it writes).
     Bytes(&'a [u8]),
 }
 
