@@ -117,10 +117,58 @@ fn make_golden_payloads() {
     }
 }
 
+/// Writes tests/golden/*.v2.dump (guard-cpn's encoding 2: a ledger) from
+/// this build. Run once: `cargo test --release --test golden --
+/// --ignored make_golden_payloads_of_encoding_2`.
+#[test]
+#[ignore]
+fn make_golden_payloads_of_encoding_2() {
+    let server = Server::start();
+    let mut con = server.con();
+    let ledger = ["LEDGER", "cpn-ledger:log"];
+    create_with(
+        &mut con,
+        "cpn-ledger",
+        &[
+            "3",
+            "HOLD",
+            LONG_HOLD_S,
+            "LEDGER",
+            "cpn-ledger:log",
+            "MAXLEN",
+            "100",
+        ],
+    );
+    reserve(
+        &mut con,
+        "cpn-ledger",
+        "alice",
+        &["ID", "a1", ledger[0], ledger[1]],
+    );
+    let _: i64 = redis::cmd("COUPON.CONFIRM")
+        .arg(&["cpn-ledger", "1", ledger[0], ledger[1]])
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("COUPON.ALTER")
+        .arg(&["cpn-ledger", "LIMIT", "5", ledger[0], ledger[1]])
+        .query(&mut con)
+        .unwrap();
+    println!("cpn-ledger: {:?}", info(&mut con, "cpn-ledger"));
+    std::fs::write(
+        golden_dir().join("cpn-ledger.v2.dump"),
+        dump(&mut con, "cpn-ledger"),
+    )
+    .unwrap();
+}
+
 fn restored(con: &mut Connection, name: &str) -> String {
+    restored_of(con, name, 1)
+}
+
+fn restored_of(con: &mut Connection, name: &str, version: u32) -> String {
     let key = name.to_string();
-    restore(con, &key, &golden(&format!("{name}.v1.dump")))
-        .unwrap_or_else(|e| panic!("{name}.v1.dump no longer loads: {e}"));
+    restore(con, &key, &golden(&format!("{name}.v{version}.dump")))
+        .unwrap_or_else(|e| panic!("{name}.v{version}.dump no longer loads: {e}"));
     key
 }
 
@@ -205,6 +253,40 @@ fn campaigns_of_encoding_1_load_with_the_same_replies() {
     assert_eq!(confirm(&mut con, &mixed, 5), 1);
 }
 
+/// Encoding 2 of guard-cpn (0.3.0), as made on 2026-12-02: a campaign
+/// with its ledger, altered to LIMIT 5. Its ledger stream is not in the
+/// payload; the campaign still names it and writes to it.
+#[test]
+fn campaigns_of_encoding_2_load_with_their_ledger() {
+    let server = Server::start();
+    let mut con = server.con();
+    let sale = restored_of(&mut con, "cpn-ledger", 2);
+    assert_eq!(
+        info_fields(&mut con, &sale),
+        [5, 1, 3_000_000_000, 1, 0, 4, 1, 0, 0]
+    );
+    assert_eq!(
+        claims(&mut con, &sale, &[]),
+        [row(1, "alice", "confirmed", -1, Some("a1"))]
+    );
+    let unnamed = redis::cmd("COUPON.RESERVE")
+        .arg(&[&sale, "bob"])
+        .query::<(i64, i64)>(&mut con)
+        .unwrap_err();
+    assert!(
+        unnamed.to_string().contains("ledger: the campaign keeps a ledger"),
+        "{unnamed}"
+    );
+    let (claim, _) = reserve(&mut con, &sale, "bob", &["LEDGER", "cpn-ledger:log"]);
+    assert_eq!(claim, 2);
+    let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
+        .arg(&["cpn-ledger:log", "-", "+"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].1[1], ("op".to_string(), "reserved".to_string()));
+}
+
 /// Encoding 1 of guard-win: 100-year windows keep their sums and reports
 /// as long as the payloads are kept; the short one has aged.
 #[test]
@@ -252,14 +334,19 @@ fn windows_of_encoding_1_load_with_the_same_replies() {
 fn a_payload_of_a_newer_encoding_is_refused_clearly() {
     let server = Server::start();
     let mut con = server.con();
-    for (name, type_name) in [("cpn-mixed", "guard-cpn"), ("win-reports", "guard-win")] {
-        let newer = with_encoding_version(&golden(&format!("{name}.v1.dump")), 2);
+    for (name, type_name, reads) in [
+        ("cpn-mixed", "guard-cpn", 2),
+        ("win-reports", "guard-win", 1),
+    ] {
+        let newer = with_encoding_version(&golden(&format!("{name}.v1.dump")), reads + 1);
         let error = restore(&mut con, name, &newer).unwrap_err();
         assert!(error.to_string().contains("Bad data format"), "{error}");
         assert_eq!(key_state(&mut con, name).0, "none");
         assert!(
             server.log().contains(&format!(
-                "a {type_name} value of encoding version 2 is newer than this module reads (1)"
+                "a {type_name} value of encoding version {} is newer than this module reads \
+                 ({reads})",
+                reads + 1
             )),
             "the log must say why: {}",
             server.log()
