@@ -19,7 +19,7 @@ pub const LEDGER: &str = match KEYWORD.to_str() {
 };
 
 /// `LEDGER stream`, the key argument of the option.
-pub const DOC_KEY: ArgDoc = ArgDoc::keyword_key(c"ledger", KEYWORD);
+pub const DOC_KEY: ArgDoc = ArgDoc::keyword_key(c"stream", KEYWORD);
 
 /// `[LEDGER stream]`, as `COMMAND DOCS` shows it.
 pub const DOC: ArgDoc = DOC_KEY.optional();
