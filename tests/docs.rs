@@ -7,7 +7,8 @@ mod common;
 
 use std::path::Path;
 
-use common::commands::{categories_of, categories_supported, docs_of, COMMANDS};
+use common::metadata::{categories_of, categories_supported, docs_of};
+use common::registry::COMMANDS;
 use common::*;
 
 struct Section {
