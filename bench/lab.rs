@@ -12,6 +12,8 @@
 //! Crashes: alerts sent from the reply or from an `ALERT` stream while the
 //! processes doing it are SIGKILLed at random.
 
+// The test harness, shared with tests/.
+#[path = "../tests/common/mod.rs"]
 mod common;
 
 use std::collections::HashMap;
