@@ -8,21 +8,22 @@ mod common;
 use common::*;
 use redis::{Connection, Value};
 
-use common::commands::{self, categories_of, categories_supported, Access, Spec};
+use common::metadata::{categories_of, categories_supported};
+use common::registry::{self, Access, Spec};
 
 fn writers() -> impl Iterator<Item = &'static Spec> {
-    commands::with_access(Access::Writer)
+    registry::with_access(Access::Writer)
 }
 
 fn readers() -> impl Iterator<Item = &'static Spec> {
-    commands::with_access(Access::Reader)
+    registry::with_access(Access::Reader)
 }
 
 /// A server with a campaign for the campaign commands to work on.
 fn server() -> Server {
     let server = Server::start();
     let _: () = redis::cmd("COUPON.CREATE")
-        .arg(commands::EXAMPLE_CAMPAIGN)
+        .arg(registry::EXAMPLE_CAMPAIGN)
         .arg(10)
         .query(&mut server.con())
         .unwrap();
@@ -86,7 +87,7 @@ fn minus_write_denies_every_writer_where_categories_exist() {
     }
     // As their twins: @write or @read, and @fast where the command is
     // flagged fast (not CLAIMS, a range, nor APPLY).
-    for spec in &commands::COMMANDS {
+    for spec in &registry::COMMANDS {
         let categories = categories_of(&mut admin, spec.name);
         let kind = match spec.access {
             Access::Reader => "@read",
@@ -156,7 +157,7 @@ fn plus_guard_allows_every_command_and_nothing_else() {
         assert!(allowed(&mut guard, spec), "{}", spec.name);
     }
     assert!(!runs(&mut guard, "INCRBY", &["k:other", "1"]));
-    for spec in &commands::COMMANDS {
+    for spec in &registry::COMMANDS {
         assert!(
             categories_of(&mut admin, spec.name).contains(&"@guard".to_string()),
             "{}",

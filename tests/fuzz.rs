@@ -260,7 +260,7 @@ fn keys_of(call: &[Vec<u8>]) -> Vec<Vec<u8>> {
 /// One random call: usually the right shape with doubtful values,
 /// sometimes any number of arbitrary arguments.
 fn random_call(rng: &mut Rng) -> Vec<Vec<u8>> {
-    let command = rng.pick(&commands::COMMANDS).name;
+    let command = rng.pick(&registry::COMMANDS).name;
     let key = if rng.chance(20) {
         random_bytes(rng)
     } else {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::commands::{docs_of, flatten, text};
+use common::metadata::{docs_of, flatten, text};
 use common::*;
 use redis::Value;
 
@@ -23,7 +23,7 @@ fn the_module_is_called_guard() {
 fn command_getkeys_finds_the_one_key() {
     let server = Server::start();
     let mut con = server.con();
-    let calls = commands::COMMANDS
+    let calls = registry::COMMANDS
         .iter()
         .map(|spec| {
             let keys: Vec<&str> = spec.keys_at.iter().map(|&at| spec.example[at]).collect();
@@ -82,7 +82,7 @@ fn the_registry_of_the_tests_lists_every_command_the_module_has() {
         .query(&mut server.con())
         .unwrap();
     registered.sort();
-    let mut listed: Vec<String> = commands::COMMANDS
+    let mut listed: Vec<String> = registry::COMMANDS
         .iter()
         .map(|spec| spec.name.to_lowercase())
         .collect();
@@ -94,7 +94,7 @@ fn the_registry_of_the_tests_lists_every_command_the_module_has() {
 fn command_info_has_arity_flags_and_key_positions() {
     let server = Server::start();
     let mut con = server.con();
-    for spec in &commands::COMMANDS {
+    for spec in &registry::COMMANDS {
         let (name, arity, flags) = (spec.name.to_lowercase(), spec.arity, spec.flags);
         let name = name.as_str();
         let info: Vec<Vec<Value>> = redis::cmd("COMMAND")

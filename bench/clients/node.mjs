@@ -6,7 +6,7 @@
 // and a raw MON.INCRCHECK through the client's generic command call; with
 // the server commands each call cost (INFO commandstats and errorstats of
 // every primary). Prints one JSON object a row, as python.py does;
-// tests/bench_clients.rs makes the table. Run it from a folder where the
+// bench/bench_clients.rs makes the table. Run it from a folder where the
 // client library and redis-guard are installed (a set made by
 // clients/node/test/install.sh). GUARD_CLUSTER names the primaries,
 // GUARD_BENCH_SECONDS the time a row runs.

@@ -3,7 +3,7 @@ valkey-glide's cluster clients, sequential and pipelined, the package's
 MON.INCRCHECK, CL.THROTTLE and COUPON.RESERVE against INCRBY and the Lua
 twins through the same client, and the server commands each call cost
 (INFO commandstats and errorstats of every primary). Prints one JSON
-object a row; tests/bench_clients.rs makes the table. GUARD_CLUSTER names the
+object a row; bench/bench_clients.rs makes the table. GUARD_CLUSTER names the
 primaries, GUARD_BENCH_SECONDS the time a row runs."""
 
 from __future__ import annotations

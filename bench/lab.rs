@@ -12,6 +12,8 @@
 //! Crashes: alerts sent from the reply or from an `ALERT` stream while the
 //! processes doing it are SIGKILLed at random.
 
+// The test harness, shared with tests/.
+#[path = "../tests/common/mod.rs"]
 mod common;
 
 use std::collections::HashMap;
@@ -426,6 +428,10 @@ const SENDERS: usize = 2;
 const SEND_MS: u64 = 5;
 const ALERTS: &str = "lab:alerts";
 
+/// A stream entry as XAUTOCLAIM and XREADGROUP reply it: its ID and its
+/// fields and values.
+type Entry = (String, Vec<String>);
+
 /// What a child process does, told by `GUARD_LAB_ROLE`.
 fn child(role: &str) {
     let port = std::env::var("GUARD_LAB_PORT").unwrap();
@@ -465,7 +471,7 @@ fn child(role: &str) {
         "sender" => {
             let me = std::env::var("GUARD_LAB_CONSUMER").unwrap();
             loop {
-                let claimed: (String, Vec<(String, Vec<String>)>, Value) = redis::cmd("XAUTOCLAIM")
+                let claimed: (String, Vec<Entry>, Value) = redis::cmd("XAUTOCLAIM")
                     .arg(ALERTS)
                     .arg("senders")
                     .arg(&me)
@@ -474,20 +480,19 @@ fn child(role: &str) {
                     .query(&mut con)
                     .unwrap();
                 let mut work = claimed.1;
-                let fresh: Option<Vec<(String, Vec<(String, Vec<String>)>)>> =
-                    redis::cmd("XREADGROUP")
-                        .arg("GROUP")
-                        .arg("senders")
-                        .arg(&me)
-                        .arg("COUNT")
-                        .arg(5)
-                        .arg("BLOCK")
-                        .arg(50)
-                        .arg("STREAMS")
-                        .arg(ALERTS)
-                        .arg(">")
-                        .query(&mut con)
-                        .unwrap();
+                let fresh: Option<Vec<(String, Vec<Entry>)>> = redis::cmd("XREADGROUP")
+                    .arg("GROUP")
+                    .arg("senders")
+                    .arg(&me)
+                    .arg("COUNT")
+                    .arg(5)
+                    .arg("BLOCK")
+                    .arg(50)
+                    .arg("STREAMS")
+                    .arg(ALERTS)
+                    .arg(">")
+                    .query(&mut con)
+                    .unwrap();
                 work.extend(fresh.into_iter().flatten().flat_map(|(_, entries)| entries));
                 if work.is_empty() {
                     let done: bool = redis::cmd("EXISTS")

@@ -8,6 +8,8 @@
 //! command or EVALSHA, COMMAND GETKEYS, MOVED), and writes it into its
 //! section of bench/RESULTS.md.
 
+// The test harness, shared with tests/.
+#[path = "../tests/common/mod.rs"]
 mod common;
 
 use std::collections::BTreeMap;

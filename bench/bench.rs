@@ -6,6 +6,8 @@
 //! medians, ratios; server cost per call from INFO commandstats and the main
 //! thread's CPU. Writes bench/RESULTS.md and bench/chart.svg.
 
+// The test harness, shared with tests/.
+#[path = "../tests/common/mod.rs"]
 mod common;
 
 use std::collections::HashMap;
