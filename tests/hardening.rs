@@ -342,6 +342,27 @@ fn queue(
             .arg(turn.reserved.expect("COUPON.RESERVE comes first")),
         "COUPON.INFO" => pipe.cmd(name).arg(&turn.campaign),
         "COUPON.CLAIMS" => pipe.cmd(name).arg(&turn.campaign).arg("COUNT").arg(1),
+        // Nothing has expired: reclaims none, touches nothing.
+        "COUPON.RECLAIM" => pipe.cmd(name).arg(&turn.campaign).arg("COUNT").arg(1),
+        // The default hold, changed and changed back over the turns.
+        "COUPON.ALTER" => pipe
+            .cmd(name)
+            .arg(&turn.campaign)
+            .arg("HOLD")
+            .arg(600 + (i % 2)),
+        // A cart of one, released in the same turn.
+        "COUPON.RESERVEALL" => {
+            let claim = next_claim[turn.slot];
+            next_claim[turn.slot] += 1;
+            pipe.cmd(name)
+                .arg(1)
+                .arg(&turn.campaign)
+                .arg(&turn.user)
+                .ignore()
+                .cmd("COUPON.RELEASE")
+                .arg(&turn.campaign)
+                .arg(claim)
+        }
         // A sliding window and a distinct count: buckets and members come
         // and go, their number bounded.
         "MON.SLIDECHECK" => pipe

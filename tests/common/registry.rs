@@ -33,11 +33,13 @@ const ONE: &[usize] = &[0];
 const FIRST_KEY: [i64; 3] = [1, 1, 1];
 
 const WRITE: &[&str] = &["write", "denyoom", "fast"];
-/// A writer that may name an alert stream after a keyword (`ALERT`): no
-/// range can say where, so `movablekeys`, as for EVAL.
+/// A writer that may name a second key after a keyword (`ALERT stream`,
+/// `LEDGER stream`): no range can say where, so `movablekeys`, as for EVAL.
 const WRITE_ALERTING: &[&str] = &["write", "denyoom", "fast", "movablekeys"];
+/// The same, for a writer that frees places (no `denyoom`).
+const FREEING_MOVABLE: &[&str] = &["write", "fast", "movablekeys"];
 
-pub const COMMANDS: [Spec; 16] = [
+pub const COMMANDS: [Spec; 19] = [
     Spec {
         name: "MON.INCRCHECK",
         access: Access::Writer,
@@ -74,8 +76,8 @@ pub const COMMANDS: [Spec; 16] = [
     Spec {
         name: "COUPON.ISSUE",
         access: Access::Writer,
-        arity: 4,
-        flags: WRITE,
+        arity: -4,
+        flags: WRITE_ALERTING,
         example: &["drop:1", "alice", "100"],
         keys_at: ONE,
         range: FIRST_KEY,
@@ -83,8 +85,8 @@ pub const COMMANDS: [Spec; 16] = [
     Spec {
         name: "COUPON.REVOKE",
         access: Access::Writer,
-        arity: 3,
-        flags: &["write", "fast"],
+        arity: -3,
+        flags: FREEING_MOVABLE,
         example: &["drop:1", "alice"],
         keys_at: ONE,
         range: FIRST_KEY,
@@ -102,16 +104,16 @@ pub const COMMANDS: [Spec; 16] = [
         name: "COUPON.CREATE",
         access: Access::Writer,
         arity: -3,
-        flags: WRITE,
-        example: &["sale:2", "100", "PERUSER", "2"],
-        keys_at: ONE,
+        flags: WRITE_ALERTING,
+        example: &["sale:2", "100", "PERUSER", "2", "LEDGER", "sale:2:ledger"],
+        keys_at: &[0, 5],
         range: FIRST_KEY,
     },
     Spec {
         name: "COUPON.RESERVE",
         access: Access::Writer,
         arity: -3,
-        flags: WRITE,
+        flags: WRITE_ALERTING,
         example: &["sale:1", "alice", "HOLD", "60", "ID", "r"],
         keys_at: ONE,
         range: FIRST_KEY,
@@ -119,8 +121,8 @@ pub const COMMANDS: [Spec; 16] = [
     Spec {
         name: "COUPON.CONFIRM",
         access: Access::Writer,
-        arity: 3,
-        flags: &["write", "fast"],
+        arity: -3,
+        flags: FREEING_MOVABLE,
         example: &["sale:1", "1"],
         keys_at: ONE,
         range: FIRST_KEY,
@@ -128,8 +130,8 @@ pub const COMMANDS: [Spec; 16] = [
     Spec {
         name: "COUPON.RELEASE",
         access: Access::Writer,
-        arity: 3,
-        flags: &["write", "fast"],
+        arity: -3,
+        flags: FREEING_MOVABLE,
         example: &["sale:1", "1"],
         keys_at: ONE,
         range: FIRST_KEY,
@@ -151,6 +153,33 @@ pub const COMMANDS: [Spec; 16] = [
         example: &["sale:1", "FROM", "1", "COUNT", "5"],
         keys_at: ONE,
         range: FIRST_KEY,
+    },
+    Spec {
+        name: "COUPON.RECLAIM",
+        access: Access::Writer,
+        arity: -2,
+        flags: FREEING_MOVABLE,
+        example: &["sale:1", "COUNT", "10"],
+        keys_at: ONE,
+        range: FIRST_KEY,
+    },
+    Spec {
+        name: "COUPON.ALTER",
+        access: Access::Writer,
+        arity: -4,
+        flags: FREEING_MOVABLE,
+        example: &["sale:1", "LIMIT", "50", "HOLD", "600"],
+        keys_at: ONE,
+        range: FIRST_KEY,
+    },
+    Spec {
+        name: "COUPON.RESERVEALL",
+        access: Access::Writer,
+        arity: -4,
+        flags: &["write", "denyoom", "movablekeys"],
+        example: &["1", "sale:1", "bob", "HOLD", "60"],
+        keys_at: &[1],
+        range: [0, 0, 0],
     },
     Spec {
         name: "COUPON.APPLY",
