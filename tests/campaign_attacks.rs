@@ -23,6 +23,10 @@ use redis::{Connection, Value};
 trait CampaignPayload {
     fn claim(self, number: i64, user: &str, expires_at_ms: i64, id: Option<&str>) -> Self;
     fn head(self, settings: [i64; 3], totals: [i64; 3], stored: i64) -> Self;
+    /// Encoding 2's ledger, then the end: none.
+    fn no_ledger(self) -> Vec<u8>;
+    /// The ledger `[1, stream, maxlen or 0]`, then the end.
+    fn ledger(self, flag: i64, stream: &str, maxlen: i64) -> Vec<u8>;
 }
 
 impl CampaignPayload for Payload {
@@ -47,6 +51,14 @@ impl CampaignPayload for Payload {
             .int(expired)
             .int(stored)
     }
+
+    fn no_ledger(self) -> Vec<u8> {
+        self.int(0).finish()
+    }
+
+    fn ledger(self, flag: i64, stream: &str, maxlen: i64) -> Vec<u8> {
+        self.int(flag).text(stream).int(maxlen).finish()
+    }
 }
 
 fn made_by_commands(con: &mut Connection) -> i64 {
@@ -69,10 +81,21 @@ fn a_crafted_payload_equal_to_dump_is_accepted() {
         .head([10, 2, 600], [3, 1, 0], 2)
         .claim(1, "alice", expires, Some("order-a"))
         .claim(2, "bob", -1, None)
-        .finish();
+        .no_ledger();
     assert_eq!(crafted, real, "the crafting writes what Redis writes");
     restore(&mut con, "copy", &crafted).unwrap();
     assert_eq!(digest(&mut con, "copy"), digest(&mut con, "real"));
+    // With a ledger (encoding 2's part): the same bytes as DUMP's.
+    let _: () = redis::cmd("COUPON.CREATE")
+        .arg(&[
+            "ledgered", "10", "PERUSER", "2", "LEDGER", "orders", "MAXLEN", "99",
+        ])
+        .query(&mut con)
+        .unwrap();
+    let crafted = Payload::like(&real)
+        .head([10, 2, 600], [0, 0, 0], 0)
+        .ledger(1, "orders", 99);
+    assert_eq!(crafted, dump(&mut con, "ledgered"));
 }
 
 /// A loaded value may hold more live claims than `limit` or `PERUSER`
@@ -97,7 +120,7 @@ fn confirming_a_hold_over_the_limits_answers_minus_2_and_releases_it() {
             .head(settings, [2, 0, 0], 2)
             .claim(1, "alice", -1, None)
             .claim(2, second_user, later, None)
-            .finish();
+            .no_ledger();
         restore(&mut con, key, &payload).unwrap();
         let available = |con: &mut Connection| info(con, key)["available"];
         // limit 1: 1 - 1 confirmed - 1 held is -1, shown as 0.
@@ -147,7 +170,7 @@ fn every_payload_that_breaks_an_invariant_is_refused_and_changes_nothing() {
             base()
                 .head([10, 2, 600], [i64::MAX, 1, 0], 1)
                 .claim(1, "a", held, None)
-                .finish(),
+                .no_ledger(),
         ),
         (
             "limit 1 with 3 confirmed claims",
@@ -156,11 +179,11 @@ fn every_payload_that_breaks_an_invariant_is_refused_and_changes_nothing() {
                 .claim(1, "a", -1, None)
                 .claim(2, "b", -1, None)
                 .claim(3, "c", -1, None)
-                .finish(),
+                .no_ledger(),
         ),
         (
             "claims 1000 and no claims",
-            base().head([10, 1, 600], [1000, 0, 0], 0).finish(),
+            base().head([10, 1, 600], [1000, 0, 0], 0).no_ledger(),
         ),
         (
             "a confirmed claim's request id on another claim",
@@ -168,18 +191,18 @@ fn every_payload_that_breaks_an_invariant_is_refused_and_changes_nothing() {
                 .head([10, 1, 600], [2, 0, 0], 2)
                 .claim(1, "a", -1, Some("paid"))
                 .claim(2, "b", held, Some("paid"))
-                .finish(),
+                .no_ledger(),
         ),
         (
             "a request-id flag with empty bytes",
             base()
                 .head([10, 1, 600], [1, 0, 0], 1)
                 .claim(1, "a", held, Some(""))
-                .finish(),
+                .no_ledger(),
         ),
         (
             "hold i64::MAX",
-            base().head([10, 1, i64::MAX], [0, 0, 0], 0).finish(),
+            base().head([10, 1, i64::MAX], [0, 0, 0], 0).no_ledger(),
         ),
         (
             "two confirmed claims of one user, PERUSER 1",
@@ -187,7 +210,7 @@ fn every_payload_that_breaks_an_invariant_is_refused_and_changes_nothing() {
                 .head([10, 1, 600], [2, 0, 0], 2)
                 .claim(1, "a", -1, None)
                 .claim(2, "a", -1, None)
-                .finish(),
+                .no_ledger(),
         ),
         (
             "a claim number stored twice",
@@ -195,24 +218,40 @@ fn every_payload_that_breaks_an_invariant_is_refused_and_changes_nothing() {
                 .head([10, 5, 600], [2, 0, 0], 2)
                 .claim(2, "a", held, None)
                 .claim(2, "b", held, None)
-                .finish(),
+                .no_ledger(),
         ),
         (
             "an empty user",
             base()
                 .head([10, 1, 600], [1, 0, 0], 1)
                 .claim(1, "", held, None)
-                .finish(),
+                .no_ledger(),
         ),
         (
             "a stored count of i64::MAX with nothing after it",
             base()
                 .head([10, 1, 600], [i64::MAX, 0, 0], i64::MAX)
-                .finish(),
+                .no_ledger(),
         ),
         (
             "negative released",
-            base().head([10, 1, 600], [0, -1, 1], 0).finish(),
+            base().head([10, 1, 600], [0, -1, 1], 0).no_ledger(),
+        ),
+        (
+            "a ledger flag other than 0 or 1",
+            base()
+                .head([10, 1, 600], [0, 0, 0], 0)
+                .ledger(2, "orders", 0),
+        ),
+        (
+            "an empty ledger stream",
+            base().head([10, 1, 600], [0, 0, 0], 0).ledger(1, "", 0),
+        ),
+        (
+            "a negative ledger MAXLEN",
+            base()
+                .head([10, 1, 600], [0, 0, 0], 0)
+                .ledger(1, "orders", -5),
         ),
     ];
     let before = digest(&mut con, "real");
@@ -242,7 +281,7 @@ fn claim_numbers_end_at_the_last_one_with_an_error_and_stay_loadable() {
     let almost = i64::MAX - 1;
     let payload = Payload::like(&real)
         .head([10, 2, 600], [almost, almost, 0], 0)
-        .finish();
+        .no_ledger();
     restore(&mut con, "sale", &payload).unwrap();
     let (last, _) = reserve(&mut con, "sale", "a", &["ID", "r"]);
     assert_eq!(last, i64::MAX);

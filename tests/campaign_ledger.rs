@@ -452,6 +452,11 @@ fn ledger_and_option_errors_change_nothing() {
             "ERR ledger",
         ),
         (vec![b"COUPON.CONFIRM", b"{s}:sale", b"1"], "ERR ledger"),
+        // Options follow the claim: an argument too many is no option.
+        (
+            vec![b"COUPON.CONFIRM", b"{s}:sale", b"1", b"2"],
+            "ERR unknown option '2'",
+        ),
         (
             vec![b"COUPON.RELEASE", b"{s}:sale", b"1", b"LEDGER", b"{s}:x"],
             "ERR ledger",
@@ -733,4 +738,106 @@ fn a_reclaim_worker_records_every_expiry_within_a_second() {
         .query(&mut con)
         .unwrap();
     assert_eq!(nothing, 0);
+}
+
+/// The ledger is a declared key: ACL key patterns apply to it (a user who
+/// may write the campaign but not the stream is refused, nothing written),
+/// even when a request id is spelled LEDGER.
+#[test]
+fn acl_key_patterns_guard_the_ledger() {
+    let server = Server::start();
+    let mut admin = server.con();
+    create_with_ledger(&mut admin, "{s}:sale", 10, 2, 600);
+    let _: () = redis::cmd("ACL")
+        .arg(&[
+            "SETUSER",
+            "shop",
+            "reset",
+            "on",
+            "nopass",
+            "+@all",
+            "~{s}:sale",
+        ])
+        .query(&mut admin)
+        .unwrap();
+    let mut shop = server.con();
+    let _: () = redis::cmd("AUTH")
+        .arg(&["shop", "x"])
+        .query(&mut shop)
+        .unwrap();
+    for call in [
+        &["COUPON.RESERVE", "{s}:sale", "u", "LEDGER", LEDGER][..],
+        &[
+            "COUPON.RESERVE",
+            "{s}:sale",
+            "u",
+            "ID",
+            "LEDGER",
+            "LEDGER",
+            LEDGER,
+        ],
+        &["COUPON.RESERVEALL", "1", "{s}:sale", "u", "LEDGER", LEDGER],
+        &["COUPON.ALTER", "{s}:sale", "LIMIT", "5", "LEDGER", LEDGER],
+    ] {
+        let error = redis::cmd(call[0])
+            .arg(&call[1..])
+            .query::<Value>(&mut shop)
+            .unwrap_err();
+        assert_eq!(error.code(), Some("NOPERM"), "{call:?}: {error}");
+    }
+    assert_eq!(info(&mut admin, "{s}:sale")["claims"], 0);
+    assert_eq!(key_state(&mut admin, LEDGER).0, "none");
+    let _: () = redis::cmd("ACL")
+        .arg(&["SETUSER", "shop", "~{s}:ledger"])
+        .query(&mut admin)
+        .unwrap();
+    let (claim, _): (i64, i64) = redis::cmd("COUPON.RESERVE")
+        .arg(&["{s}:sale", "u", "ID", "LEDGER", "LEDGER", LEDGER])
+        .query(&mut shop)
+        .unwrap();
+    assert_eq!(claim, 1);
+}
+
+/// In a Cluster the ledger goes with its campaign: the server routes a
+/// call by both keys (MOVED from another node) and refuses a ledger or a
+/// cart of another slot (CROSSSLOT) with nothing written.
+#[test]
+fn the_ledger_and_a_cart_share_their_campaigns_slot() {
+    let cluster = common::cluster::Cluster::with_replicas(0);
+    let mut any = cluster.nodes[0].con();
+    let owner_port = cluster.primary_of(common::cluster::slot(&mut any, "{s}:sale"));
+    let mut owner = cluster.node_at(owner_port).con();
+    create_with_ledger(&mut owner, "{s}:sale", 10, 1, 600);
+    create_with_ledger(&mut owner, "{s}:more", 10, 1, 600);
+    let error = redis::cmd("COUPON.CREATE")
+        .arg(&["{s}:other", "5", "LEDGER", "{t}:ledger"])
+        .query::<Value>(&mut owner)
+        .unwrap_err();
+    assert_eq!(error.kind(), redis::ErrorKind::CrossSlot, "{error}");
+    let error = redis::cmd("COUPON.RESERVEALL")
+        .arg(&["2", "{s}:sale", "{t}:sale", "u", "LEDGER", LEDGER])
+        .query::<Value>(&mut owner)
+        .unwrap_err();
+    assert_eq!(error.kind(), redis::ErrorKind::CrossSlot, "{error}");
+    let other = cluster
+        .primaries()
+        .into_iter()
+        .find(|&port| port != owner_port)
+        .unwrap();
+    let error = redis::cmd("COUPON.RESERVE")
+        .arg(&["{s}:sale", "u", "LEDGER", LEDGER])
+        .query::<Value>(&mut cluster.node_at(other).con())
+        .unwrap_err();
+    assert_eq!(error.kind(), redis::ErrorKind::Moved, "{error}");
+    assert_eq!(
+        info(&mut owner, "{s}:sale")["claims"],
+        0,
+        "refused calls wrote nothing"
+    );
+    let cart: Vec<i64> = redis::cmd("COUPON.RESERVEALL")
+        .arg(&["2", "{s}:sale", "{s}:more", "u", "LEDGER", LEDGER])
+        .query(&mut owner)
+        .unwrap();
+    assert_eq!((cart[0], cart[2]), (1, 1));
+    assert_eq!(entries_after(&mut owner, LEDGER, "").len(), 2);
 }

@@ -15,7 +15,7 @@ use redis::{Connection, Value};
 
 /// Keys of every type, with and without TTL (long ones: nothing may expire
 /// between a call and the checks after it).
-const KEYS: [&str; 16] = [
+const KEYS: [&str; 18] = [
     "int",
     "int:ttl",
     "neg",
@@ -31,8 +31,14 @@ const KEYS: [&str; 16] = [
     "missing",
     "campaign",
     "campaign:ttl",
+    "campaign:ledger",
+    "ledger",
     "window",
 ];
+
+/// What a `LEDGER` option names: the ledger of `campaign:ledger`, another
+/// stream, a missing key, a key of another type.
+const LEDGERS: [&str; 4] = ["ledger", "stream", "missing", "text"];
 
 fn fixture(con: &mut Connection) {
     let script = "redis.call('FLUSHALL') \
@@ -52,6 +58,10 @@ fn fixture(con: &mut Connection) {
     for (key, args) in [
         ("campaign", &["3", "PERUSER", "2"][..]),
         ("campaign:ttl", &["50", "HOLD", "3600"]),
+        (
+            "campaign:ledger",
+            &["4", "PERUSER", "2", "LEDGER", "ledger", "MAXLEN", "50"],
+        ),
     ] {
         let _: () = redis::cmd("COUPON.CREATE")
             .arg(key)
@@ -242,12 +252,20 @@ fn limiter(rng: &mut Rng, call: &mut Vec<Vec<u8>>) {
 /// argument after each `ALERT` (a superset of the stream keys: more keys
 /// checked, never fewer).
 fn keys_of(call: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    // Any value after ALERT or LEDGER: a superset of the keys named.
+    let streams = call
+        .windows(2)
+        .skip(2)
+        .filter(|pair| {
+            pair[0].eq_ignore_ascii_case(b"ALERT") || pair[0].eq_ignore_ascii_case(b"LEDGER")
+        })
+        .map(|pair| pair[1].clone());
+    if call[0] == b"COUPON.RESERVEALL" {
+        let n = integer_of(&call[1]).unwrap_or(0).clamp(0, 16) as usize;
+        let keys = (0..n).filter_map(|i| call.get(2 + i).cloned());
+        return keys.chain(streams).collect();
+    }
     if call[0] != b"CL.THROTTLEALL" {
-        let streams = call
-            .windows(2)
-            .skip(2)
-            .filter(|pair| pair[0].eq_ignore_ascii_case(b"ALERT"))
-            .map(|pair| pair[1].clone());
         return std::iter::once(call[1].clone()).chain(streams).collect();
     }
     let n = integer_of(&call[1]).unwrap_or(0).clamp(0, 16) as usize;
@@ -298,23 +316,55 @@ fn random_call(rng: &mut Rng) -> Vec<Vec<u8>> {
             options(
                 rng,
                 &mut call,
-                &["PERUSER", "HOLD"],
+                &["PERUSER", "HOLD", "LEDGER", "MAXLEN"],
                 |rng, name| match name {
                     "HOLD" => rng.pick(&WINDOWS).as_bytes().to_vec(),
+                    "LEDGER" => rng.pick(&LEDGERS).as_bytes().to_vec(),
                     _ => integer(rng),
                 },
             );
         }
         "COUPON.RESERVE" => {
             call.push(user(rng));
-            options(rng, &mut call, &["HOLD", "ID"], |rng, name| match name {
-                // Never a short hold: a claim must not expire between a
-                // call and the checks after it.
-                "HOLD" => rng.pick(&WINDOWS).as_bytes().to_vec(),
-                _ => user(rng),
-            });
+            options(rng, &mut call, &["HOLD", "ID", "LEDGER"], reserve_option);
         }
-        "COUPON.CONFIRM" | "COUPON.RELEASE" => call.push(integer(rng)),
+        "COUPON.RESERVEALL" => {
+            // The key drawn above is the count's place, as for THROTTLEALL.
+            let n = 1 + rng.below(3);
+            call[1] = match rng.below(8) {
+                0 => integer(rng),
+                _ => n.to_string().into_bytes(),
+            };
+            let keys = if rng.chance(10) { n - 1 } else { n };
+            for _ in 0..keys {
+                call.push(rng.pick(&KEYS).as_bytes().to_vec());
+            }
+            call.push(user(rng));
+            options(rng, &mut call, &["HOLD", "ID", "LEDGER"], reserve_option);
+        }
+        "COUPON.CONFIRM" | "COUPON.RELEASE" => {
+            call.push(integer(rng));
+            options(rng, &mut call, &["LEDGER"], ledger_option);
+        }
+        "COUPON.RECLAIM" => options(
+            rng,
+            &mut call,
+            &["COUNT", "LEDGER"],
+            |rng, name| match name {
+                "LEDGER" => ledger_option(rng, name),
+                _ => integer(rng),
+            },
+        ),
+        "COUPON.ALTER" => options(
+            rng,
+            &mut call,
+            &["LIMIT", "PERUSER", "HOLD", "LEDGER"],
+            |rng, name| match name {
+                "HOLD" => rng.pick(&WINDOWS).as_bytes().to_vec(),
+                "LEDGER" => ledger_option(rng, name),
+                _ => integer(rng),
+            },
+        ),
         "COUPON.INFO" => {}
         "COUPON.CLAIMS" => options(rng, &mut call, &["FROM", "COUNT"], |rng, _| integer(rng)),
         "COUPON.APPLY" | "MON.APPLY" => {
@@ -353,10 +403,29 @@ fn random_call(rng: &mut Rng) -> Vec<Vec<u8>> {
         "COUPON.ISSUE" => {
             call.push(user(rng));
             call.push(integer(rng));
+            options(rng, &mut call, &["LEDGER"], ledger_option);
+        }
+        "COUPON.REVOKE" => {
+            call.push(user(rng));
+            options(rng, &mut call, &["LEDGER"], ledger_option);
         }
         _ => call.push(user(rng)),
     }
     call
+}
+
+fn ledger_option(rng: &mut Rng, _: &str) -> Vec<u8> {
+    rng.pick(&LEDGERS).as_bytes().to_vec()
+}
+
+fn reserve_option(rng: &mut Rng, name: &str) -> Vec<u8> {
+    match name {
+        // Never a short hold: a claim must not expire between a call and
+        // the checks after it.
+        "HOLD" => rng.pick(&WINDOWS).as_bytes().to_vec(),
+        "LEDGER" => ledger_option(rng, name),
+        _ => user(rng),
+    }
 }
 
 fn describe(call: &[Vec<u8>]) -> String {
@@ -480,7 +549,32 @@ fn check_reply(con: &mut Connection, call: &[Vec<u8>], reply: &Value) -> Result<
             [Value::Int(-1 | -2), Value::Int(0)] => {}
             _ => return Err(format!("reserve replied {pair:?}")),
         },
-        (b"COUPON.CONFIRM", Value::Int(1 | 0 | -3)) => {}
+        // -2: a hold that no longer fits after an ALTER lowered the limit.
+        (b"COUPON.CONFIRM", Value::Int(1 | 0 | -2 | -3)) => {}
+        (b"COUPON.RECLAIM", Value::Int(n)) if *n >= 0 => {}
+        (b"COUPON.ALTER", Value::Okay) => {}
+        (b"COUPON.RESERVEALL", Value::Array(items)) => {
+            let n = integer_of(&call[1]).ok_or("a success with a bad numkeys")?;
+            let ints: Vec<i64> = items
+                .iter()
+                .map(|item| match item {
+                    Value::Int(i) => Ok(*i),
+                    _ => Err(format!("reserveall replied {items:?}")),
+                })
+                .collect::<Result<_, _>>()?;
+            let fine = match ints[..] {
+                [-1 | -2, i] => (1..=n).contains(&i),
+                _ => {
+                    ints.len() as i64 == 2 * n
+                        && ints
+                            .chunks(2)
+                            .all(|pair| pair[0] >= 1 && (pair[1] > 0 || pair[1] == -1))
+                }
+            };
+            if !fine {
+                return Err(format!("reserveall replied {ints:?}"));
+            }
+        }
         (b"COUPON.RELEASE", Value::Int(1 | 0)) => {}
         (b"COUPON.INFO", Value::Array(fields)) if fields.len() == 18 => {}
         (b"COUPON.CLAIMS", Value::Array(rows)) => {
