@@ -145,11 +145,21 @@ fn wrong_arity_gets_redis_own_error() {
     let mut con = server.con();
     assert_arity_errors(
         &mut con,
+        &[vec!["COUPON.ISSUE", "k", "u"], vec!["COUPON.REVOKE", "k"]],
+    );
+    // Since 0.3.0 both take options (LEDGER): an argument too many is an
+    // unknown option, and changes nothing.
+    assert_errors_change_nothing(
+        &mut con,
         &[
-            vec!["COUPON.ISSUE", "k", "u"],
-            vec!["COUPON.ISSUE", "k", "u", "1", "2"],
-            vec!["COUPON.REVOKE", "k"],
-            vec!["COUPON.REVOKE", "k", "u", "v"],
+            (
+                vec![b"COUPON.ISSUE", b"k", b"u", b"1", b"2"],
+                "ERR unknown option '2'",
+            ),
+            (
+                vec![b"COUPON.REVOKE", b"k", b"u", b"v"],
+                "ERR unknown option 'v'",
+            ),
         ],
     );
 }

@@ -36,6 +36,9 @@ const KEYS: [&str; 18] = [
     "window",
 ];
 
+/// The campaigns of the fixture, a cart's usual keys.
+const CAMPAIGNS: [&str; 3] = ["campaign", "campaign:ttl", "campaign:ledger"];
+
 /// What a `LEDGER` option names: the ledger of `campaign:ledger`, another
 /// stream, a missing key, a key of another type.
 const LEDGERS: [&str; 4] = ["ledger", "stream", "missing", "text"];
@@ -276,11 +279,36 @@ fn keys_of(call: &[Vec<u8>]) -> Vec<Vec<u8>> {
 }
 
 /// One random call: usually the right shape with doubtful values,
-/// sometimes any number of arbitrary arguments.
+/// sometimes any number of arbitrary arguments. A write of the campaign
+/// that keeps a ledger usually names it (else nearly every such call
+/// would be the same ledger error).
 fn random_call(rng: &mut Rng) -> Vec<Vec<u8>> {
+    let mut call = shaped_call(rng);
+    let names_ledgered = call[1..].iter().any(|arg| arg == b"campaign:ledger");
+    let names_a_ledger = call.iter().any(|arg| arg.eq_ignore_ascii_case(b"LEDGER"));
+    if names_ledgered && !names_a_ledger && !rng.chance(10) {
+        call.extend([b"LEDGER".to_vec(), b"ledger".to_vec()]);
+    }
+    call
+}
+
+fn shaped_call(rng: &mut Rng) -> Vec<Vec<u8>> {
     let command = rng.pick(&registry::COMMANDS).name;
+    // A campaign command gets a campaign half the time: its valid calls
+    // need one, and 3 keys in 18 are.
+    let on_campaigns = [
+        "COUPON.RESERVE",
+        "COUPON.CONFIRM",
+        "COUPON.RELEASE",
+        "COUPON.INFO",
+        "COUPON.CLAIMS",
+        "COUPON.RECLAIM",
+        "COUPON.ALTER",
+    ];
     let key = if rng.chance(20) {
         random_bytes(rng)
+    } else if on_campaigns.contains(&command) && rng.chance(2) {
+        rng.pick(&CAMPAIGNS).as_bytes().to_vec()
     } else {
         rng.pick(&KEYS).as_bytes().to_vec()
     };
@@ -337,7 +365,12 @@ fn random_call(rng: &mut Rng) -> Vec<Vec<u8>> {
             };
             let keys = if rng.chance(10) { n - 1 } else { n };
             for _ in 0..keys {
-                call.push(rng.pick(&KEYS).as_bytes().to_vec());
+                let key = if rng.chance(4) {
+                    rng.pick(&KEYS)
+                } else {
+                    rng.pick(&CAMPAIGNS)
+                };
+                call.push(key.as_bytes().to_vec());
             }
             call.push(user(rng));
             options(rng, &mut call, &["HOLD", "ID", "LEDGER"], reserve_option);
