@@ -26,7 +26,7 @@ pub const COMMAND: Command = Command {
         ArgDoc::integer(c"peruser").option(c"PERUSER"),
         ArgDoc::integer(c"hold").option(c"HOLD"),
         ArgDoc::block(
-            c"ledger-block",
+            c"ledger",
             &[ledger_option::DOC_KEY, ArgDoc::integer(c"maxlen").option(c"MAXLEN")],
         )
         .optional(),
