@@ -715,6 +715,12 @@ describe(`${library} ${version} cluster`, { skip: clusterAddresses.length === 0 
       assert.equal(await connection.raw(["XLEN", `${prefix}{u}:alerts`]), 1);
       assert.equal((await g.throttleAll([["{u}:a", 1, 1, 60], ["{u}:b", 1, 1, 60]])).limited, false);
       assert.equal(await connection.raw(["EXISTS", `${prefix}{u}:a`, `${prefix}{u}:b`]), 2);
+      // A ledger and a cart's keys are keys too.
+      assert.equal(await g.create("{u}:camp", 2, { ledger: "{u}:ledger" }), true);
+      assert.equal(await g.create("{u}:camp2", 2), true);
+      assert.equal((await g.reserveAll(["{u}:camp", "{u}:camp2"], "x", { ledger: "{u}:ledger" })).reserved, true);
+      assert.equal(await connection.raw(["XLEN", `${prefix}{u}:ledger`]), 1);
+      assert.equal(await connection.raw(["EXISTS", `${prefix}{u}:camp`, `${prefix}{u}:camp2`, "{u}:ledger"]), 2);
     } finally {
       await prefixed.close();
     }
