@@ -190,6 +190,82 @@ fn the_node_alert_worker_claims_what_a_dead_worker_left() {
     assert_nothing_pending(&server);
 }
 
+/// What the ledger worker snippets print: each change of a claim, in order,
+/// the hold that was never paid for as `expired` once reclaimed.
+const PYTHON_LEDGER: &str = "reserved 1 alice order-1 99\nconfirmed 1 alice order-1 99\n\
+                             reserved 2 bob order-2 98\nexpired 2 bob order-2 99\n";
+const NODE_LEDGER: &str = "cart true 1 1\n\
+                           {sale:8}:hats reserved 1 carol order-3 4\n\
+                           {sale:8}:scarves reserved 1 carol order-3 1\n\
+                           {sale:8}:hats expired 1 carol order-3 5\n\
+                           {sale:8}:scarves expired 1 carol order-3 2\n";
+
+/// After a ledger worker: its group read every entry and acked it.
+fn assert_ledger_done(server: &Server, ledger: &str, entries: i64) {
+    let mut con = server.con();
+    let pending: (i64, redis::Value, redis::Value, redis::Value) = redis::cmd("XPENDING")
+        .arg(&[ledger, "orders-db"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(pending.0, 0, "{ledger}: entries left unacknowledged");
+    let length: i64 = redis::cmd("XLEN").arg(ledger).query(&mut con).unwrap();
+    assert_eq!(length, entries, "{ledger}");
+}
+
+#[test]
+fn the_python_ledger_worker_prints_every_change_and_acks_it() {
+    assert_shown("ledger_worker.py");
+    let server = Server::start();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/ledger_worker.py");
+    let printed = run(
+        Command::new("python3")
+            .arg(script)
+            .env("PYTHONPATH", python_path())
+            .env("REDIS_URL", server.url()),
+        "ledger_worker.py",
+    );
+    assert_eq!(printed, PYTHON_LEDGER);
+    assert_ledger_done(&server, "{sale:9}:ledger", 4);
+}
+
+#[test]
+fn the_restock_and_cart_snippet_runs() {
+    assert_eq!(
+        run_python("restock_and_cart.py"),
+        "True [1, 1]\nsold out: item 2 hats left 4\nTrue 9\n"
+    );
+}
+
+/// The TypeScript worker, compiled under `tsc --strict` against the Node
+/// package as a user installs it (clients/node/test/install.sh's `tools`:
+/// ioredis, TypeScript and `npm install ./clients/node`), then run.
+#[test]
+fn the_typescript_ledger_worker_type_checks_and_runs() {
+    assert_shown("ledger_worker.mts");
+    let tools = installed(&repository("clients/node/test/install.sh"), &["tools"]);
+    let dir = tools.join(format!("run-ledger-worker-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("worker.mts"), snippet("ledger_worker.mts")).unwrap();
+    run(
+        Command::new(tools.join("node_modules/.bin/tsc"))
+            .current_dir(&dir)
+            .args(["--strict", "--skipLibCheck", "--target", "es2022"])
+            .args(["--module", "nodenext", "--moduleResolution", "nodenext", "worker.mts"]),
+        "tsc --strict on ledger_worker.mts",
+    );
+    let server = Server::start();
+    let printed = run(
+        Command::new("node")
+            .arg(dir.join("worker.mjs"))
+            .env("REDIS_URL", server.url()),
+        "ledger_worker.mts",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(printed, NODE_LEDGER);
+    assert_ledger_done(&server, "{sale:8}:ledger", 4);
+}
+
 /// A folder inside the Node install, so that `import` finds its packages.
 fn node_dir(clients: &Path, test: &str) -> PathBuf {
     let dir = clients

@@ -69,15 +69,48 @@ export interface AlertOptions {
 export interface SlideOptions extends AlertOptions {
     buckets?: Int;
 }
-export interface CreateOptions {
+/** `LEDGER stream`: required by every write of a campaign that keeps a ledger. */
+export interface LedgerOptions {
+    /** The campaign's ledger stream, as given at `create` (same hash tag as the key). */
+    ledger?: Bytes;
+}
+export interface CreateOptions extends LedgerOptions {
     peruser?: Int;
     hold?: Int;
+    /** Approximate trim of the ledger stream (only with `ledger`). */
+    maxlen?: Int;
 }
-export interface ReserveOptions {
+export interface ReserveOptions extends LedgerOptions {
     /** Seconds; the campaign's default hold when left out. */
     hold?: Int;
     /** Request id: a retry with the same id repeats the claim. */
     id?: Bytes;
+}
+/** COUPON.ALTER: at least one of `limit`, `peruser`, `hold`. */
+export interface AlterOptions extends LedgerOptions {
+    limit?: Int;
+    peruser?: Int;
+    hold?: Int;
+}
+export interface ReclaimOptions extends LedgerOptions {
+    /** At most this many expired holds (server default 100). */
+    count?: Int;
+}
+/** COUPON.RESERVEALL: the hold defaults to the campaigns' smallest default. */
+export interface ReserveAllOptions extends LedgerOptions {
+    hold?: Int;
+    id?: Bytes;
+}
+/** COUPON.RESERVEALL: one hold in every campaign, or none. */
+export interface Cart {
+    /** Every campaign holds a place: `reservations`, one per key, in key order. */
+    reserved: boolean;
+    /** Empty when refused. */
+    reservations: Reservation[];
+    /** 0 when reserved; else ALREADY_WON (-1) or SOLD_OUT (-2). */
+    refused: number;
+    /** 1-based index of the first campaign that refused; null when reserved. */
+    at: number | null;
 }
 export interface ClaimsOptions {
     from?: Int;
@@ -91,6 +124,7 @@ export declare function parseThrottle(reply: unknown): Throttle;
 export declare function parseThrottleAll(reply: unknown): ThrottleAll;
 export declare function parseOk(reply: unknown): true;
 export declare function parseReservation(reply: unknown): Reservation;
+export declare function parseCart(reply: unknown): Cart;
 /** A flat field/value array (RESP2) or a map (RESP3: object or Map). */
 export declare function parseInfo(reply: unknown): Record<string, number>;
 export declare function parseClaims(reply: unknown): Claim[];
@@ -108,23 +142,29 @@ export declare const commands: {
     /** MON.DECRCLAMP: subtract, never below 0; the new value. */
     decrclamp(key: Bytes, amount: Int, opts?: AlertOptions): Spec<number>;
     /** COUPON.ISSUE: rank >= 1, ALREADY_WON or SOLD_OUT. */
-    issue(key: Bytes, user: Bytes, limit: Int): Spec<number>;
+    issue(key: Bytes, user: Bytes, limit: Int, opts?: LedgerOptions): Spec<number>;
     /** COUPON.REVOKE: places taken back. */
-    revoke(key: Bytes, user: Bytes): Spec<number>;
+    revoke(key: Bytes, user: Bytes, opts?: LedgerOptions): Spec<number>;
     /** CL.THROTTLE: a GCRA rate limit. */
     throttle(key: Bytes, maxBurst: Int, count: Int, period: Int, quantity?: Int): Spec<Throttle>;
     /** CL.THROTTLEALL: several limits, all or nothing; routed by the first limiter's key. */
     throttleAll(limits: readonly Limit[], opts?: {
         quantity?: Int;
     }): Spec<ThrottleAll>;
-    /** COUPON.CREATE: a campaign; resolves `true`. */
+    /** COUPON.CREATE: a campaign (with `ledger`, one that appends every change of a claim to it); resolves `true`. */
     create(key: Bytes, limit: Int, opts?: CreateOptions): Spec<true>;
     /** COUPON.RESERVE: hold a place. */
     reserve(key: Bytes, user: Bytes, opts?: ReserveOptions): Spec<Reservation>;
     /** COUPON.CONFIRM: 1, 0, -2 or -3. */
-    confirm(key: Bytes, claim: Int): Spec<number>;
+    confirm(key: Bytes, claim: Int, opts?: LedgerOptions): Spec<number>;
     /** COUPON.RELEASE: 1 or 0. */
-    release(key: Bytes, claim: Int): Spec<number>;
+    release(key: Bytes, claim: Int, opts?: LedgerOptions): Spec<number>;
+    /** COUPON.ALTER: change the settings now (restock, lower a limit); resolves `true`. */
+    alter(key: Bytes, opts: AlterOptions): Spec<true>;
+    /** COUPON.RECLAIM: reclaim expired holds now, oldest first; how many. */
+    reclaim(key: Bytes, opts?: ReclaimOptions): Spec<number>;
+    /** COUPON.RESERVEALL: one hold in each campaign, all or none; routed by the first key. */
+    reserveAll(keys: readonly Bytes[], user: Bytes, opts?: ReserveAllOptions): Spec<Cart>;
     /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released. */
     campaignInfo(key: Bytes): Spec<Record<string, number>>;
     /** COUPON.CLAIMS: live claims in claim order. */

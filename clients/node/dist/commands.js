@@ -12,6 +12,7 @@ exports.parseThrottle = parseThrottle;
 exports.parseThrottleAll = parseThrottleAll;
 exports.parseOk = parseOk;
 exports.parseReservation = parseReservation;
+exports.parseCart = parseCart;
 exports.parseInfo = parseInfo;
 exports.parseClaims = parseClaims;
 /** COUPON.ISSUE / COUPON.RESERVE: the user already has their places. */
@@ -63,6 +64,23 @@ function options(pairs) {
     }
     return words;
 }
+/**
+ * A command with its keys at `keyIndexes` (the first routes it), then the
+ * options that were given; an option of `KEY_OPTIONS` names a key too.
+ */
+function keyed(head, keyIndexes, pairs, parse, readonly = false) {
+    const args = [...head];
+    const keys = [...keyIndexes];
+    for (const [name, value] of pairs) {
+        if (value === undefined)
+            continue;
+        if (KEY_OPTIONS.has(name))
+            keys.push(args.length + 1);
+        args.push(...options([[name, value]]));
+    }
+    return { args, key: args[keys[0]], keyIndexes: keys, readonly, parse };
+}
+const KEY_OPTIONS = new Set(["ALERT", "LEDGER"]);
 function thresholdWords(thresholds) {
     return (Array.isArray(thresholds) ? thresholds : [thresholds]).map(int);
 }
@@ -108,6 +126,18 @@ function parseOk(reply) {
 function parseReservation(reply) {
     const [claim, expiresAtMs] = list(reply, 2);
     return { claim: num(claim), expiresAtMs: num(expiresAtMs) };
+}
+function parseCart(reply) {
+    const values = list(reply).map(num);
+    if (values.length < 2 || values.length % 2 !== 0) {
+        throw new TypeError(`redis-guard: expected a COUPON.RESERVEALL reply, got ${describe(reply)}`);
+    }
+    if (values[0] < 0)
+        return { reserved: false, reservations: [], refused: values[0], at: values[1] };
+    const reservations = [];
+    for (let i = 0; i < values.length; i += 2)
+        reservations.push({ claim: values[i], expiresAtMs: values[i + 1] });
+    return { reserved: true, reservations, refused: 0, at: null };
 }
 /** A flat field/value array (RESP2) or a map (RESP3: object or Map). */
 function parseInfo(reply) {
@@ -166,12 +196,12 @@ exports.commands = {
         return spec(["MON.DECRCLAMP", key, int(amount), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])], parseInteger, 3);
     },
     /** COUPON.ISSUE: rank >= 1, ALREADY_WON or SOLD_OUT. */
-    issue(key, user, limit) {
-        return spec(["COUPON.ISSUE", key, user, int(limit)], parseInteger);
+    issue(key, user, limit, opts = {}) {
+        return keyed(["COUPON.ISSUE", key, user, int(limit)], [1], [["LEDGER", opts.ledger]], parseInteger);
     },
     /** COUPON.REVOKE: places taken back. */
-    revoke(key, user) {
-        return spec(["COUPON.REVOKE", key, user], parseInteger);
+    revoke(key, user, opts = {}) {
+        return keyed(["COUPON.REVOKE", key, user], [1], [["LEDGER", opts.ledger]], parseInteger);
     },
     /** CL.THROTTLE: a GCRA rate limit. */
     throttle(key, maxBurst, count, period, quantity) {
@@ -188,21 +218,33 @@ exports.commands = {
         args.push(...options([["QUANTITY", opts.quantity]]));
         return { args, key: limits[0]?.[0], keyIndexes: limits.map((_, i) => 2 + 4 * i), readonly: false, parse: parseThrottleAll };
     },
-    /** COUPON.CREATE: a campaign; resolves `true`. */
+    /** COUPON.CREATE: a campaign (with `ledger`, one that appends every change of a claim to it); resolves `true`. */
     create(key, limit, opts = {}) {
-        return spec(["COUPON.CREATE", key, int(limit), ...options([["PERUSER", opts.peruser], ["HOLD", opts.hold]])], parseOk);
+        return keyed(["COUPON.CREATE", key, int(limit)], [1], [["PERUSER", opts.peruser], ["HOLD", opts.hold], ["LEDGER", opts.ledger], ["MAXLEN", opts.maxlen]], parseOk);
     },
     /** COUPON.RESERVE: hold a place. */
     reserve(key, user, opts = {}) {
-        return spec(["COUPON.RESERVE", key, user, ...options([["HOLD", opts.hold], ["ID", opts.id]])], parseReservation);
+        return keyed(["COUPON.RESERVE", key, user], [1], [["HOLD", opts.hold], ["ID", opts.id], ["LEDGER", opts.ledger]], parseReservation);
     },
     /** COUPON.CONFIRM: 1, 0, -2 or -3. */
-    confirm(key, claim) {
-        return spec(["COUPON.CONFIRM", key, int(claim)], parseInteger);
+    confirm(key, claim, opts = {}) {
+        return keyed(["COUPON.CONFIRM", key, int(claim)], [1], [["LEDGER", opts.ledger]], parseInteger);
     },
     /** COUPON.RELEASE: 1 or 0. */
-    release(key, claim) {
-        return spec(["COUPON.RELEASE", key, int(claim)], parseInteger);
+    release(key, claim, opts = {}) {
+        return keyed(["COUPON.RELEASE", key, int(claim)], [1], [["LEDGER", opts.ledger]], parseInteger);
+    },
+    /** COUPON.ALTER: change the settings now (restock, lower a limit); resolves `true`. */
+    alter(key, opts) {
+        return keyed(["COUPON.ALTER", key], [1], [["LIMIT", opts.limit], ["PERUSER", opts.peruser], ["HOLD", opts.hold], ["LEDGER", opts.ledger]], parseOk);
+    },
+    /** COUPON.RECLAIM: reclaim expired holds now, oldest first; how many. */
+    reclaim(key, opts = {}) {
+        return keyed(["COUPON.RECLAIM", key], [1], [["COUNT", opts.count], ["LEDGER", opts.ledger]], parseInteger);
+    },
+    /** COUPON.RESERVEALL: one hold in each campaign, all or none; routed by the first key. */
+    reserveAll(keys, user, opts = {}) {
+        return keyed(["COUPON.RESERVEALL", String(keys.length), ...keys, user], keys.map((_, i) => 2 + i), [["HOLD", opts.hold], ["ID", opts.id], ["LEDGER", opts.ledger]], parseCart);
     },
     /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released. */
     campaignInfo(key) {

@@ -80,16 +80,54 @@ export interface SlideOptions extends AlertOptions {
   buckets?: Int;
 }
 
-export interface CreateOptions {
-  peruser?: Int;
-  hold?: Int;
+/** `LEDGER stream`: required by every write of a campaign that keeps a ledger. */
+export interface LedgerOptions {
+  /** The campaign's ledger stream, as given at `create` (same hash tag as the key). */
+  ledger?: Bytes;
 }
 
-export interface ReserveOptions {
+export interface CreateOptions extends LedgerOptions {
+  peruser?: Int;
+  hold?: Int;
+  /** Approximate trim of the ledger stream (only with `ledger`). */
+  maxlen?: Int;
+}
+
+export interface ReserveOptions extends LedgerOptions {
   /** Seconds; the campaign's default hold when left out. */
   hold?: Int;
   /** Request id: a retry with the same id repeats the claim. */
   id?: Bytes;
+}
+
+/** COUPON.ALTER: at least one of `limit`, `peruser`, `hold`. */
+export interface AlterOptions extends LedgerOptions {
+  limit?: Int;
+  peruser?: Int;
+  hold?: Int;
+}
+
+export interface ReclaimOptions extends LedgerOptions {
+  /** At most this many expired holds (server default 100). */
+  count?: Int;
+}
+
+/** COUPON.RESERVEALL: the hold defaults to the campaigns' smallest default. */
+export interface ReserveAllOptions extends LedgerOptions {
+  hold?: Int;
+  id?: Bytes;
+}
+
+/** COUPON.RESERVEALL: one hold in every campaign, or none. */
+export interface Cart {
+  /** Every campaign holds a place: `reservations`, one per key, in key order. */
+  reserved: boolean;
+  /** Empty when refused. */
+  reservations: Reservation[];
+  /** 0 when reserved; else ALREADY_WON (-1) or SOLD_OUT (-2). */
+  refused: number;
+  /** 1-based index of the first campaign that refused; null when reserved. */
+  at: number | null;
 }
 
 export interface ClaimsOptions {
@@ -143,6 +181,29 @@ function options(pairs: ReadonlyArray<readonly [string, Int | Bytes | undefined]
   return words;
 }
 
+/**
+ * A command with its keys at `keyIndexes` (the first routes it), then the
+ * options that were given; an option of `KEY_OPTIONS` names a key too.
+ */
+function keyed<T>(
+  head: Bytes[],
+  keyIndexes: number[],
+  pairs: ReadonlyArray<readonly [string, Int | Bytes | undefined]>,
+  parse: (reply: unknown) => T,
+  readonly = false,
+): Spec<T> {
+  const args = [...head];
+  const keys = [...keyIndexes];
+  for (const [name, value] of pairs) {
+    if (value === undefined) continue;
+    if (KEY_OPTIONS.has(name)) keys.push(args.length + 1);
+    args.push(...options([[name, value]]));
+  }
+  return { args, key: args[keys[0]], keyIndexes: keys, readonly, parse };
+}
+
+const KEY_OPTIONS = new Set(["ALERT", "LEDGER"]);
+
 function thresholdWords(thresholds: Int | readonly Int[]): string[] {
   return (Array.isArray(thresholds) ? (thresholds as readonly Int[]) : [thresholds as Int]).map(int);
 }
@@ -193,6 +254,17 @@ export function parseOk(reply: unknown): true {
 export function parseReservation(reply: unknown): Reservation {
   const [claim, expiresAtMs] = list(reply, 2);
   return { claim: num(claim), expiresAtMs: num(expiresAtMs) };
+}
+
+export function parseCart(reply: unknown): Cart {
+  const values = list(reply).map(num);
+  if (values.length < 2 || values.length % 2 !== 0) {
+    throw new TypeError(`redis-guard: expected a COUPON.RESERVEALL reply, got ${describe(reply)}`);
+  }
+  if (values[0] < 0) return { reserved: false, reservations: [], refused: values[0], at: values[1] };
+  const reservations: Reservation[] = [];
+  for (let i = 0; i < values.length; i += 2) reservations.push({ claim: values[i], expiresAtMs: values[i + 1] });
+  return { reserved: true, reservations, refused: 0, at: null };
 }
 
 /** A flat field/value array (RESP2) or a map (RESP3: object or Map). */
@@ -260,12 +332,12 @@ export const commands = {
     return spec(["MON.DECRCLAMP", key, int(amount), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])], parseInteger, 3);
   },
   /** COUPON.ISSUE: rank >= 1, ALREADY_WON or SOLD_OUT. */
-  issue(key: Bytes, user: Bytes, limit: Int): Spec<number> {
-    return spec(["COUPON.ISSUE", key, user, int(limit)], parseInteger);
+  issue(key: Bytes, user: Bytes, limit: Int, opts: LedgerOptions = {}): Spec<number> {
+    return keyed(["COUPON.ISSUE", key, user, int(limit)], [1], [["LEDGER", opts.ledger]], parseInteger);
   },
   /** COUPON.REVOKE: places taken back. */
-  revoke(key: Bytes, user: Bytes): Spec<number> {
-    return spec(["COUPON.REVOKE", key, user], parseInteger);
+  revoke(key: Bytes, user: Bytes, opts: LedgerOptions = {}): Spec<number> {
+    return keyed(["COUPON.REVOKE", key, user], [1], [["LEDGER", opts.ledger]], parseInteger);
   },
   /** CL.THROTTLE: a GCRA rate limit. */
   throttle(key: Bytes, maxBurst: Int, count: Int, period: Int, quantity?: Int): Spec<Throttle> {
@@ -280,21 +352,48 @@ export const commands = {
     args.push(...options([["QUANTITY", opts.quantity]]));
     return { args, key: limits[0]?.[0], keyIndexes: limits.map((_, i) => 2 + 4 * i), readonly: false, parse: parseThrottleAll };
   },
-  /** COUPON.CREATE: a campaign; resolves `true`. */
+  /** COUPON.CREATE: a campaign (with `ledger`, one that appends every change of a claim to it); resolves `true`. */
   create(key: Bytes, limit: Int, opts: CreateOptions = {}): Spec<true> {
-    return spec(["COUPON.CREATE", key, int(limit), ...options([["PERUSER", opts.peruser], ["HOLD", opts.hold]])], parseOk);
+    return keyed(
+      ["COUPON.CREATE", key, int(limit)],
+      [1],
+      [["PERUSER", opts.peruser], ["HOLD", opts.hold], ["LEDGER", opts.ledger], ["MAXLEN", opts.maxlen]],
+      parseOk,
+    );
   },
   /** COUPON.RESERVE: hold a place. */
   reserve(key: Bytes, user: Bytes, opts: ReserveOptions = {}): Spec<Reservation> {
-    return spec(["COUPON.RESERVE", key, user, ...options([["HOLD", opts.hold], ["ID", opts.id]])], parseReservation);
+    return keyed(["COUPON.RESERVE", key, user], [1], [["HOLD", opts.hold], ["ID", opts.id], ["LEDGER", opts.ledger]], parseReservation);
   },
   /** COUPON.CONFIRM: 1, 0, -2 or -3. */
-  confirm(key: Bytes, claim: Int): Spec<number> {
-    return spec(["COUPON.CONFIRM", key, int(claim)], parseInteger);
+  confirm(key: Bytes, claim: Int, opts: LedgerOptions = {}): Spec<number> {
+    return keyed(["COUPON.CONFIRM", key, int(claim)], [1], [["LEDGER", opts.ledger]], parseInteger);
   },
   /** COUPON.RELEASE: 1 or 0. */
-  release(key: Bytes, claim: Int): Spec<number> {
-    return spec(["COUPON.RELEASE", key, int(claim)], parseInteger);
+  release(key: Bytes, claim: Int, opts: LedgerOptions = {}): Spec<number> {
+    return keyed(["COUPON.RELEASE", key, int(claim)], [1], [["LEDGER", opts.ledger]], parseInteger);
+  },
+  /** COUPON.ALTER: change the settings now (restock, lower a limit); resolves `true`. */
+  alter(key: Bytes, opts: AlterOptions): Spec<true> {
+    return keyed(
+      ["COUPON.ALTER", key],
+      [1],
+      [["LIMIT", opts.limit], ["PERUSER", opts.peruser], ["HOLD", opts.hold], ["LEDGER", opts.ledger]],
+      parseOk,
+    );
+  },
+  /** COUPON.RECLAIM: reclaim expired holds now, oldest first; how many. */
+  reclaim(key: Bytes, opts: ReclaimOptions = {}): Spec<number> {
+    return keyed(["COUPON.RECLAIM", key], [1], [["COUNT", opts.count], ["LEDGER", opts.ledger]], parseInteger);
+  },
+  /** COUPON.RESERVEALL: one hold in each campaign, all or none; routed by the first key. */
+  reserveAll(keys: readonly Bytes[], user: Bytes, opts: ReserveAllOptions = {}): Spec<Cart> {
+    return keyed(
+      ["COUPON.RESERVEALL", String(keys.length), ...keys, user],
+      keys.map((_, i) => 2 + i),
+      [["HOLD", opts.hold], ["ID", opts.id], ["LEDGER", opts.ledger]],
+      parseCart,
+    );
   },
   /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released. */
   campaignInfo(key: Bytes): Spec<Record<string, number>> {

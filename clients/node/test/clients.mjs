@@ -63,8 +63,8 @@ function nodeRedis() {
       const client = createCluster({ rootNodes: nodes.map((node) => ({ url: url(node) })), ...(resp ? { RESP: resp } : {}) });
       client.on("error", () => {});
       await client.connect();
-      // A raw call routed by hand: the key is the first argument (CL.THROTTLEALL: after numkeys).
-      const firstKey = (args) => String(/^cl\.throttleall$/i.test(args[0]) ? args[2] : args[1]);
+      // A raw call routed by hand: the key is the first argument (CL.THROTTLEALL, COUPON.RESERVEALL: after numkeys).
+      const firstKey = (args) => String(/^(cl\.throttleall|coupon\.reserveall)$/i.test(args[0]) ? args[2] : args[1]);
       return { client, raw: (args) => client.sendCommand(firstKey(args), false, args.map(String)), close: () => close(client) };
     },
   };

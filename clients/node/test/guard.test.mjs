@@ -18,6 +18,10 @@ const expected = {
   throttleAll: ([limited, retryAfter, ...results]) => ({ limited: limited === 1, retryAfter, results: results.map(expected.throttle) }),
   ok: (reply) => (assert.equal(reply, "OK"), true),
   reservation: ([claim, expiresAtMs]) => ({ claim, expiresAtMs }),
+  cart: (reply) =>
+    reply[0] < 0
+      ? { reserved: false, reservations: [], refused: reply[0], at: reply[1] }
+      : { reserved: true, reservations: reply.flatMap((v, i) => (i % 2 ? [] : [{ claim: v, expiresAtMs: reply[i + 1] }])), refused: 0, at: null },
   info: (reply) => {
     if (Array.isArray(reply)) return Object.fromEntries(reply.flatMap((v, i) => (i % 2 ? [] : [[String(v), reply[i + 1]]])));
     if (reply instanceof Map) return Object.fromEntries(reply);
@@ -49,6 +53,10 @@ function sameUpToTime(actual, wanted, what) {
  */
 function cases(tag) {
   const k = (name) => `{${tag}}:${name}`;
+  // A campaign that keeps a ledger, beside each campaign method's key.
+  const led = (key) => `${key}:led`;
+  const ledger = (key) => `${key}:ledger`;
+  const withLedger = (key, limit) => ["COUPON.CREATE", led(key), limit, "LEDGER", ledger(key)];
   return [
     {
       method: "incrcheck",
@@ -85,20 +93,35 @@ function cases(tag) {
     },
     {
       method: "issue",
-      steps: ["u1", "u2", "u1", "u3"].map((user) => ({
-        guard: (g, key) => g.issue(key, user, 2),
-        raw: (key) => ["COUPON.ISSUE", key, user, 2],
-        parse: expected.int,
-      })),
+      setup: (key) => [withLedger(key, 2)],
+      steps: [
+        ...["u1", "u2", "u1", "u3"].map((user) => ({
+          guard: (g, key) => g.issue(key, user, 2),
+          raw: (key) => ["COUPON.ISSUE", key, user, 2],
+          parse: expected.int,
+        })),
+        ...["u1", "u1", "u2", "u3"].map((user) => ({
+          guard: (g, key) => g.issue(led(key), user, 2, { ledger: ledger(key) }),
+          raw: (key) => ["COUPON.ISSUE", led(key), user, 2, "LEDGER", ledger(key)],
+          parse: expected.int,
+        })),
+      ],
     },
     {
       method: "revoke",
-      setup: (key) => [["SADD", key, "u1"]],
-      steps: ["u1", "u1"].map((user) => ({
-        guard: (g, key) => g.revoke(key, user),
-        raw: (key) => ["COUPON.REVOKE", key, user],
-        parse: expected.int,
-      })),
+      setup: (key) => [["SADD", key, "u1"], withLedger(key, 2), ["COUPON.ISSUE", led(key), "u1", 2, "LEDGER", ledger(key)]],
+      steps: [
+        ...["u1", "u1"].map((user) => ({
+          guard: (g, key) => g.revoke(key, user),
+          raw: (key) => ["COUPON.REVOKE", key, user],
+          parse: expected.int,
+        })),
+        ...["u1", "u1"].map((user) => ({
+          guard: (g, key) => g.revoke(led(key), user, { ledger: ledger(key) }),
+          raw: (key) => ["COUPON.REVOKE", led(key), user, "LEDGER", ledger(key)],
+          parse: expected.int,
+        })),
+      ],
     },
     {
       method: "throttle",
@@ -120,12 +143,19 @@ function cases(tag) {
       method: "create",
       steps: [
         { guard: (g, key) => g.create(key, 3, { peruser: 2, hold: 30 }), raw: (key) => ["COUPON.CREATE", key, 3, "PERUSER", 2, "HOLD", 30], parse: expected.ok },
+        {
+          guard: (g, key) => g.create(led(key), 3, { hold: 30, ledger: ledger(key), maxlen: 50 }),
+          raw: (key) => ["COUPON.CREATE", led(key), 3, "HOLD", 30, "LEDGER", ledger(key), "MAXLEN", 50],
+          parse: expected.ok,
+        },
       ],
     },
     {
       method: "reserve",
-      setup: (key) => [["COUPON.CREATE", key, 2, "HOLD", 100]],
+      setup: (key) => [["COUPON.CREATE", key, 2, "HOLD", 100], withLedger(key, 1)],
       steps: [
+        { guard: (g, key) => g.reserve(led(key), "u1", { id: "r1", ledger: ledger(key) }), raw: (key) => ["COUPON.RESERVE", led(key), "u1", "ID", "r1", "LEDGER", ledger(key)], parse: expected.reservation },
+        { guard: (g, key) => g.reserve(led(key), "u2", { ledger: ledger(key) }), raw: (key) => ["COUPON.RESERVE", led(key), "u2", "LEDGER", ledger(key)], parse: expected.reservation },
         { guard: (g, key) => g.reserve(key, "u1", { id: "r1" }), raw: (key) => ["COUPON.RESERVE", key, "u1", "ID", "r1"], parse: expected.reservation },
         { guard: (g, key) => g.reserve(key, "u1", { id: "r1" }), raw: (key) => ["COUPON.RESERVE", key, "u1", "ID", "r1"], parse: expected.reservation },
         { guard: (g, key) => g.reserve(key, "u1"), raw: (key) => ["COUPON.RESERVE", key, "u1"], parse: expected.reservation },
@@ -135,13 +165,82 @@ function cases(tag) {
     },
     {
       method: "confirm",
-      setup: (key) => [["COUPON.CREATE", key, 2], ["COUPON.RESERVE", key, "u1"]],
-      steps: [1, 1, 7].map((claim) => ({ guard: (g, key) => g.confirm(key, claim), raw: (key) => ["COUPON.CONFIRM", key, claim], parse: expected.int })),
+      setup: (key) => [["COUPON.CREATE", key, 2], ["COUPON.RESERVE", key, "u1"], withLedger(key, 2), ["COUPON.RESERVE", led(key), "u1", "LEDGER", ledger(key)]],
+      steps: [
+        ...[1, 1, 7].map((claim) => ({ guard: (g, key) => g.confirm(key, claim), raw: (key) => ["COUPON.CONFIRM", key, claim], parse: expected.int })),
+        ...[1, 1, 7].map((claim) => ({
+          guard: (g, key) => g.confirm(led(key), claim, { ledger: ledger(key) }),
+          raw: (key) => ["COUPON.CONFIRM", led(key), claim, "LEDGER", ledger(key)],
+          parse: expected.int,
+        })),
+      ],
     },
     {
       method: "release",
-      setup: (key) => [["COUPON.CREATE", key, 2], ["COUPON.RESERVE", key, "u1"]],
-      steps: [1, 1].map((claim) => ({ guard: (g, key) => g.release(key, claim), raw: (key) => ["COUPON.RELEASE", key, claim], parse: expected.int })),
+      setup: (key) => [["COUPON.CREATE", key, 2], ["COUPON.RESERVE", key, "u1"], withLedger(key, 2), ["COUPON.RESERVE", led(key), "u1", "LEDGER", ledger(key)]],
+      steps: [
+        ...[1, 1].map((claim) => ({ guard: (g, key) => g.release(key, claim), raw: (key) => ["COUPON.RELEASE", key, claim], parse: expected.int })),
+        ...[1, 1].map((claim) => ({
+          guard: (g, key) => g.release(led(key), claim, { ledger: ledger(key) }),
+          raw: (key) => ["COUPON.RELEASE", led(key), claim, "LEDGER", ledger(key)],
+          parse: expected.int,
+        })),
+      ],
+    },
+    {
+      method: "alter",
+      setup: (key) => [["COUPON.CREATE", key, 2], withLedger(key, 2), ["COUPON.RESERVE", led(key), "u1", "LEDGER", ledger(key)]],
+      steps: [
+        { guard: (g, key) => g.alter(key, { limit: 5 }), raw: (key) => ["COUPON.ALTER", key, "LIMIT", 5], parse: expected.ok },
+        { guard: (g, key) => g.alter(key, { limit: 5 }), raw: (key) => ["COUPON.ALTER", key, "LIMIT", 5], parse: expected.ok },
+        {
+          guard: (g, key) => g.alter(led(key), { limit: 1, peruser: 2, hold: 60, ledger: ledger(key) }),
+          raw: (key) => ["COUPON.ALTER", led(key), "LIMIT", 1, "PERUSER", 2, "HOLD", 60, "LEDGER", ledger(key)],
+          parse: expected.ok,
+        },
+      ],
+    },
+    {
+      method: "reclaim",
+      // Two holds of 1 s and one of 600 s; the second step waits for the first two to expire.
+      setup: (key) => [
+        withLedger(key, 5),
+        ...["u1", "u2"].map((user) => ["COUPON.RESERVE", led(key), user, "HOLD", 1, "LEDGER", ledger(key)]),
+        ["COUPON.RESERVE", led(key), "u3", "LEDGER", ledger(key)],
+        ["COUPON.CREATE", key, 2],
+      ],
+      steps: [
+        { guard: (g, key) => g.reclaim(key), raw: (key) => ["COUPON.RECLAIM", key], parse: expected.int },
+        {
+          guard: async (g, key) => (await new Promise((resolve) => setTimeout(resolve, 1200)), g.reclaim(led(key), { count: 1, ledger: ledger(key) })),
+          raw: (key) => ["COUPON.RECLAIM", led(key), "COUNT", 1, "LEDGER", ledger(key)],
+          parse: expected.int,
+        },
+        { guard: (g, key) => g.reclaim(led(key), { ledger: ledger(key) }), raw: (key) => ["COUPON.RECLAIM", led(key), "LEDGER", ledger(key)], parse: expected.int },
+        { guard: (g, key) => g.reclaim(led(key), { ledger: ledger(key) }), raw: (key) => ["COUPON.RECLAIM", led(key), "LEDGER", ledger(key)], parse: expected.int },
+      ],
+    },
+    {
+      method: "reserveAll",
+      // Carts of two campaigns (2 places, 1 place), then with a third that keeps a ledger.
+      setup: (key) => [["COUPON.CREATE", key, 2, "HOLD", 30], ["COUPON.CREATE", `${key}:b`, 1, "HOLD", 60], withLedger(key, 3)],
+      steps: [
+        ...["u1", "u2", "u1"].map((user) => ({
+          guard: (g, key) => g.reserveAll([key, `${key}:b`], user),
+          raw: (key) => ["COUPON.RESERVEALL", 2, key, `${key}:b`, user],
+          parse: expected.cart,
+        })),
+        {
+          guard: (g, key) => g.reserveAll([led(key), key], "u3", { hold: 10, id: "cart-1", ledger: ledger(key) }),
+          raw: (key) => ["COUPON.RESERVEALL", 2, led(key), key, "u3", "HOLD", 10, "ID", "cart-1", "LEDGER", ledger(key)],
+          parse: expected.cart,
+        },
+        {
+          guard: (g, key) => g.reserveAll([led(key), key], "u3", { id: "cart-1", ledger: ledger(key) }),
+          raw: (key) => ["COUPON.RESERVEALL", 2, led(key), key, "u3", "ID", "cart-1", "LEDGER", ledger(key)],
+          parse: expected.cart,
+        },
+      ],
     },
     {
       method: "campaignInfo",
@@ -192,6 +291,9 @@ const badCalls = (tag) => {
     [(g) => g.reserve(k("none"), "u"), ["COUPON.RESERVE", k("none"), "u"]],
     [(g) => g.confirm(k("none"), 1), ["COUPON.CONFIRM", k("none"), 1]],
     [(g) => g.release(k("none"), 1), ["COUPON.RELEASE", k("none"), 1]],
+    [(g) => g.alter(k("none"), { limit: 0 }), ["COUPON.ALTER", k("none"), "LIMIT", 0]],
+    [(g) => g.reclaim(k("none"), { count: 0 }), ["COUPON.RECLAIM", k("none"), "COUNT", 0]],
+    [(g) => g.reserveAll([k("a"), k("a")], "u"), ["COUPON.RESERVEALL", 2, k("a"), k("a"), "u"]],
     [(g) => g.campaignInfo(k("string")), ["COUPON.INFO", k("string")]],
     [(g) => g.claims(k("none"), { count: 0 }), ["COUPON.CLAIMS", k("none"), "COUNT", 0]],
   ];
@@ -257,6 +359,18 @@ async function optionsLeftOutAreNotSent(connection, tag) {
       [() => g.reserve(k("camp"), "v", { id: "r" }), ["COUPON.RESERVE", k("camp"), "v", "ID", "r"]],
       [() => g.confirm(k("camp"), 1), ["COUPON.CONFIRM", k("camp"), "1"]],
       [() => g.release(k("camp"), 1), ["COUPON.RELEASE", k("camp"), "1"]],
+      [() => g.create(k("c3"), 3, { ledger: k("l"), maxlen: 9 }), ["COUPON.CREATE", k("c3"), "3", "LEDGER", k("l"), "MAXLEN", "9"]],
+      [() => g.reserve(k("c3"), "u", { ledger: k("l") }), ["COUPON.RESERVE", k("c3"), "u", "LEDGER", k("l")]],
+      [() => g.confirm(k("c3"), 1, { ledger: k("l") }), ["COUPON.CONFIRM", k("c3"), "1", "LEDGER", k("l")]],
+      [() => g.release(k("c3"), 1, { ledger: k("l") }), ["COUPON.RELEASE", k("c3"), "1", "LEDGER", k("l")]],
+      [() => g.issue(k("c3"), "w", 3, { ledger: k("l") }), ["COUPON.ISSUE", k("c3"), "w", "3", "LEDGER", k("l")]],
+      [() => g.revoke(k("c3"), "w", { ledger: k("l") }), ["COUPON.REVOKE", k("c3"), "w", "LEDGER", k("l")]],
+      [() => g.alter(k("camp"), { limit: 11 }), ["COUPON.ALTER", k("camp"), "LIMIT", "11"]],
+      [() => g.alter(k("c3"), { hold: 5, ledger: k("l") }), ["COUPON.ALTER", k("c3"), "HOLD", "5", "LEDGER", k("l")]],
+      [() => g.reclaim(k("camp")), ["COUPON.RECLAIM", k("camp")]],
+      [() => g.reclaim(k("c3"), { count: 3, ledger: k("l") }), ["COUPON.RECLAIM", k("c3"), "COUNT", "3", "LEDGER", k("l")]],
+      [() => g.reserveAll([k("camp"), k("c1")], "x"), ["COUPON.RESERVEALL", "2", k("camp"), k("c1"), "x"]],
+      [() => g.reserveAll([k("camp")], "y", { hold: 9, id: "r2" }), ["COUPON.RESERVEALL", "1", k("camp"), "y", "HOLD", "9", "ID", "r2"]],
       [() => g.campaignInfo(k("camp")), ["COUPON.INFO", k("camp")]],
       [() => g.claims(k("camp")), ["COUPON.CLAIMS", k("camp")]],
       [() => g.claims(k("camp"), { count: 5 }), ["COUPON.CLAIMS", k("camp"), "COUNT", "5"]],
@@ -294,9 +408,13 @@ async function pipelinesParseInOrder(connection, tag, transaction) {
       .reserve(k(`c${suffix}`), "v")
       .release(k(`c${suffix}`), 2)
       .campaignInfo(k(`c${suffix}`))
+      .alter(k(`c${suffix}`), { limit: 3 })
+      .reclaim(k(`c${suffix}`))
+      .create(k(`c2${suffix}`), 1)
+      .reserveAll([k(`c${suffix}`), k(`c2${suffix}`)], "w")
       .claims(k(`c${suffix}`));
   const pipeline = queue(g.pipeline({ transaction }), "p");
-  assert.equal(pipeline.length, 17);
+  assert.equal(pipeline.length, 21);
   const results = await pipeline.exec();
   // One by one, through a recorder that has the same methods.
   const single = [];
@@ -308,7 +426,9 @@ async function pipelinesParseInOrder(connection, tag, transaction) {
   assert.deepEqual(results[0], { current: 2, level: 1 });
   assert.equal(results[6], SOLD_OUT);
   assert.equal(results[10], true);
-  assert.equal(results.length, 17);
+  assert.equal(results.length, 21);
+  assert.deepEqual([results[16], results[17]], [true, 0]);
+  assert.deepEqual(results[19].reservations.map((r) => r.claim), [3, 1]);
   assert.equal(results.at(-1)[0].requestId, "x");
   // A failing command: exec rejects with the library's own error.
   await connection.raw(["SET", k("str"), "x"]);
@@ -436,7 +556,7 @@ function routedCalls(tag) {
   const k = (name) => `{${tag}}:${name}`;
   const camp = k("camp");
   return {
-    setup: [["COUPON.CREATE", camp, 1000, "PERUSER", 1000]],
+    setup: [["COUPON.CREATE", camp, 1000, "PERUSER", 1000], ["COUPON.CREATE", k("camp2"), 1000, "PERUSER", 1000]],
     key: camp,
     calls: {
       incrcheck: (t, i) => t.incrcheck(k("i"), 1, 60, 1000 + i),
@@ -453,6 +573,9 @@ function routedCalls(tag) {
       release: (t) => t.release(camp, 999999),
       campaignInfo: (t) => t.campaignInfo(camp),
       claims: (t) => t.claims(camp, { count: 1 }),
+      alter: (t, i) => t.alter(camp, { limit: 2000 + i }),
+      reclaim: (t) => t.reclaim(camp),
+      reserveAll: (t, i) => t.reserveAll([camp, k("camp2")], `u${i}`),
     },
   };
 }
@@ -461,7 +584,8 @@ const commandName = {
   incrcheck: "mon.incrcheck", slidecheck: "mon.slidecheck", distinct: "mon.distinct", decrclamp: "mon.decrclamp",
   issue: "coupon.issue", revoke: "coupon.revoke", throttle: "cl.throttle", throttleAll: "cl.throttleall",
   create: "coupon.create", reserve: "coupon.reserve", confirm: "coupon.confirm", release: "coupon.release",
-  campaignInfo: "coupon.info", claims: "coupon.claims",
+  campaignInfo: "coupon.info", claims: "coupon.claims", alter: "coupon.alter", reclaim: "coupon.reclaim",
+  reserveAll: "coupon.reserveall",
 };
 
 /** N plain calls, a pipeline of N and a transaction of N of one method. */
@@ -591,6 +715,12 @@ describe(`${library} ${version} cluster`, { skip: clusterAddresses.length === 0 
       assert.equal(await connection.raw(["XLEN", `${prefix}{u}:alerts`]), 1);
       assert.equal((await g.throttleAll([["{u}:a", 1, 1, 60], ["{u}:b", 1, 1, 60]])).limited, false);
       assert.equal(await connection.raw(["EXISTS", `${prefix}{u}:a`, `${prefix}{u}:b`]), 2);
+      // A ledger and a cart's keys are keys too.
+      assert.equal(await g.create("{u}:camp", 2, { ledger: "{u}:ledger" }), true);
+      assert.equal(await g.create("{u}:camp2", 2), true);
+      assert.equal((await g.reserveAll(["{u}:camp", "{u}:camp2"], "x", { ledger: "{u}:ledger" })).reserved, true);
+      assert.equal(await connection.raw(["XLEN", `${prefix}{u}:ledger`]), 1);
+      assert.equal(await connection.raw(["EXISTS", `${prefix}{u}:camp`, `${prefix}{u}:camp2`, "{u}:ledger"]), 2);
     } finally {
       await prefixed.close();
     }

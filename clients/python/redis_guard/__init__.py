@@ -9,7 +9,7 @@ Check(current=1, level=0)
 """
 
 from .guard import AsyncGuard, AsyncPipeline, Guard, Pipeline
-from .results import ALREADY_WON, SOLD_OUT, Check, Claim, Reservation, Throttle, ThrottleAll
+from .results import ALREADY_WON, SOLD_OUT, Cart, Check, Claim, Reservation, Throttle, ThrottleAll
 
 __version__ = "0.3.0"
 
@@ -18,6 +18,7 @@ __all__ = [
     "SOLD_OUT",
     "AsyncGuard",
     "AsyncPipeline",
+    "Cart",
     "Check",
     "Claim",
     "Guard",

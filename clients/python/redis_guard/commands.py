@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Generic, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import results
-from .results import Check, Claim, EncodableT, Reservation, Throttle, ThrottleAll
+from .results import Cart, Check, Claim, EncodableT, Reservation, Throttle, ThrottleAll
 
 T = TypeVar("T")
 
@@ -131,15 +131,15 @@ def decrclamp(
     return _call(results.integer, key, "MON.DECRCLAMP", key, amount, *_alert(alert, maxlen))
 
 
-def issue(key: EncodableT, user: EncodableT, limit: int) -> Call[int]:
+def issue(key: EncodableT, user: EncodableT, limit: int, *, ledger: Optional[EncodableT] = None) -> Call[int]:
     """COUPON.ISSUE: the winner's rank (a campaign: the claim number), or
-    ALREADY_WON, or SOLD_OUT."""
-    return _call(results.integer, key, "COUPON.ISSUE", key, user, limit)
+    ALREADY_WON, or SOLD_OUT. ``ledger``: the campaign's ledger stream."""
+    return _call(results.integer, key, "COUPON.ISSUE", key, user, limit, *_option("LEDGER", ledger))
 
 
-def revoke(key: EncodableT, user: EncodableT) -> Call[int]:
+def revoke(key: EncodableT, user: EncodableT, *, ledger: Optional[EncodableT] = None) -> Call[int]:
     """COUPON.REVOKE: how many coupons (claims) of ``user`` were taken back."""
-    return _call(results.integer, key, "COUPON.REVOKE", key, user)
+    return _call(results.integer, key, "COUPON.REVOKE", key, user, *_option("LEDGER", ledger))
 
 
 def throttle(key: EncodableT, max_burst: int, count: int, period: int, quantity: int = 1) -> Call[Throttle]:
@@ -162,12 +162,21 @@ def throttle_all(limits: Sequence[Limit], quantity: int = 1) -> Call[ThrottleAll
 
 
 def create(
-    key: EncodableT, limit: int, *, peruser: Optional[int] = None, hold: Optional[int] = None
+    key: EncodableT,
+    limit: int,
+    *,
+    peruser: Optional[int] = None,
+    hold: Optional[int] = None,
+    ledger: Optional[EncodableT] = None,
+    maxlen: Optional[int] = None,
 ) -> Call[bool]:
-    """COUPON.CREATE: a campaign of ``limit`` places; True."""
+    """COUPON.CREATE: a campaign of ``limit`` places; True. With ``ledger``
+    every change of a claim is appended to that stream (trimmed to about
+    ``maxlen``), and every write of the campaign must name it."""
     return _call(
         results.ok, key, "COUPON.CREATE", key, limit,
         *_option("PERUSER", peruser), *_option("HOLD", hold),
+        *_option("LEDGER", ledger), *_option("MAXLEN", maxlen),
     )
 
 
@@ -177,23 +186,70 @@ def reserve(
     *,
     hold: Optional[int] = None,
     request_id: Optional[EncodableT] = None,
+    ledger: Optional[EncodableT] = None,
 ) -> Call[Reservation]:
     """COUPON.RESERVE: hold a place for ``user``; safe to retry with the
     same ``request_id``."""
     return _call(
         results.reservation, key, "COUPON.RESERVE", key, user,
-        *_option("HOLD", hold), *_option("ID", request_id),
+        *_option("HOLD", hold), *_option("ID", request_id), *_option("LEDGER", ledger),
     )
 
 
-def confirm(key: EncodableT, claim: int) -> Call[int]:
+def confirm(key: EncodableT, claim: int, *, ledger: Optional[EncodableT] = None) -> Call[int]:
     """COUPON.CONFIRM: 1 confirmed, 0 already, -2 no place, -3 no such hold."""
-    return _call(results.integer, key, "COUPON.CONFIRM", key, claim)
+    return _call(results.integer, key, "COUPON.CONFIRM", key, claim, *_option("LEDGER", ledger))
 
 
-def release(key: EncodableT, claim: int) -> Call[int]:
+def release(key: EncodableT, claim: int, *, ledger: Optional[EncodableT] = None) -> Call[int]:
     """COUPON.RELEASE: 1 released, 0 no live claim with that number."""
-    return _call(results.integer, key, "COUPON.RELEASE", key, claim)
+    return _call(results.integer, key, "COUPON.RELEASE", key, claim, *_option("LEDGER", ledger))
+
+
+def alter(
+    key: EncodableT,
+    *,
+    limit: Optional[int] = None,
+    peruser: Optional[int] = None,
+    hold: Optional[int] = None,
+    ledger: Optional[EncodableT] = None,
+) -> Call[bool]:
+    """COUPON.ALTER: change the campaign's settings now (restock, lower a
+    limit); True. Nothing live is touched."""
+    return _call(
+        results.ok, key, "COUPON.ALTER", key,
+        *_option("LIMIT", limit), *_option("PERUSER", peruser), *_option("HOLD", hold),
+        *_option("LEDGER", ledger),
+    )
+
+
+def reclaim(key: EncodableT, *, count: Optional[int] = None, ledger: Optional[EncodableT] = None) -> Call[int]:
+    """COUPON.RECLAIM: reclaim now up to ``count`` expired holds (server
+    default 100), oldest first; how many were reclaimed."""
+    return _call(
+        results.integer, key, "COUPON.RECLAIM", key, *_option("COUNT", count), *_option("LEDGER", ledger),
+    )
+
+
+def reserve_all(
+    keys: Sequence[EncodableT],
+    user: EncodableT,
+    *,
+    hold: Optional[int] = None,
+    request_id: Optional[EncodableT] = None,
+    ledger: Optional[EncodableT] = None,
+) -> Call[Cart]:
+    """COUPON.RESERVEALL: one hold for ``user`` in every campaign of
+    ``keys``, all or none (a cart); routed by the first key. In a cluster
+    the keys (and the ledger) must share one hash tag."""
+    if isinstance(keys, (str, bytes)):
+        # A string is a sequence too: "ab" would send keys a and b.
+        raise TypeError("keys: a sequence of keys, not a string")
+    keys = list(keys)
+    return _call(
+        results.cart, keys[0] if keys else None, "COUPON.RESERVEALL", len(keys), *keys, user,
+        *_option("HOLD", hold), *_option("ID", request_id), *_option("LEDGER", ledger),
+    )
 
 
 def campaign_info(key: EncodableT) -> Call[Dict[str, int]]:

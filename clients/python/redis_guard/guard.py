@@ -61,6 +61,9 @@ class _Commands:
     reserve = _Method(commands.reserve)
     confirm = _Method(commands.confirm)
     release = _Method(commands.release)
+    alter = _Method(commands.alter)
+    reclaim = _Method(commands.reclaim)
+    reserve_all = _Method(commands.reserve_all)
     campaign_info = _Method(commands.campaign_info)
     claims = _Method(commands.claims)
 

@@ -52,6 +52,21 @@ class Reservation(NamedTuple):
     expires_at_ms: int
 
 
+class Cart(NamedTuple):
+    """COUPON.RESERVEALL: one hold in every campaign, or none.
+
+    ``reserved``: every campaign holds a place (``reservations``, one per
+    key, in key order). Refused: ``reservations`` is empty, ``refused`` is
+    ALREADY_WON (the user has their places) or SOLD_OUT, and ``at`` the
+    1-based index of the first campaign that refused; ``refused`` is 0 and
+    ``at`` None when reserved."""
+
+    reserved: bool
+    reservations: List[Reservation]
+    refused: int
+    at: Optional[int]
+
+
 class Claim(NamedTuple):
     """One live claim of COUPON.CLAIMS."""
 
@@ -101,6 +116,15 @@ def throttle_all(reply: Any) -> ThrottleAll:
 
 def reservation(reply: Any) -> Reservation:
     return Reservation(*integers(reply, 2))
+
+
+def cart(reply: Any) -> Cart:
+    if not isinstance(reply, list) or len(reply) < 2 or len(reply) % 2:
+        raise ValueError(f"expected a COUPON.RESERVEALL reply, got {reply!r}")
+    values = [int(value) for value in reply]
+    if values[0] < 0:
+        return Cart(False, [], values[0], values[1])
+    return Cart(True, [Reservation(claim, expires) for claim, expires in zip(values[::2], values[1::2])], 0, None)
 
 
 def campaign_info(reply: Any) -> Dict[str, int]:

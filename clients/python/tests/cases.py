@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
-from redis_guard import ALREADY_WON, SOLD_OUT, Check, Claim, Reservation, Throttle, ThrottleAll
+from redis_guard import ALREADY_WON, SOLD_OUT, Cart, Check, Claim, Reservation, Throttle, ThrottleAll
 
 Words = Tuple[str, ...]
 
@@ -24,12 +24,15 @@ class Case:
     words: Words
     expected: Any
     setup: Sequence[Words] = field(default_factory=list)
+    #: Seconds to wait after the setup (for holds to expire).
+    wait: float = 0
 
     def bind(self, k: str, k2: str) -> "Case":
-        """The case on real keys: ``K`` and ``K2`` replaced everywhere."""
+        """The case on real keys: ``K`` and ``K2`` replaced everywhere, and
+        ``K2:...`` (a third key in the same slot) by ``k2`` and the rest."""
         swap = lambda value: _swap(value, k, k2)
         return Case(self.method, swap(self.args), swap(self.kwargs), swap(self.words),
-                    self.expected, [swap(words) for words in self.setup])
+                    self.expected, [swap(words) for words in self.setup], self.wait)
 
 
 def _swap(value: Any, k: str, k2: str) -> Any:
@@ -37,6 +40,8 @@ def _swap(value: Any, k: str, k2: str) -> Any:
         return k
     if value == "K2":
         return k2
+    if isinstance(value, str) and value.startswith("K2:"):
+        return k2 + value[2:]
     if isinstance(value, tuple):
         return tuple(_swap(each, k, k2) for each in value)
     if isinstance(value, list):
@@ -61,7 +66,18 @@ def reservation(claim: int, hold: int) -> Callable[[Any], bool]:
     return lambda result: isinstance(result, Reservation) and result.claim == claim and expires_in(hold)(result.expires_at_ms)
 
 
+def cart(*holds: Tuple[int, int]) -> Callable[[Any], bool]:
+    """A reserved cart: each campaign's (claim, hold in seconds)."""
+    return lambda result: (
+        isinstance(result, Cart) and result[0] and result[2:] == (0, None)
+        and len(result.reservations) == len(holds)
+        and all(reservation(claim, hold)(each) for (claim, hold), each in zip(holds, result.reservations))
+    )
+
+
 CREATE = ("COUPON.CREATE", "K", "5", "PERUSER", "2", "HOLD", "30")
+#: The same campaign keeping its ledger in K2.
+LEDGER = ("COUPON.CREATE", "K", "5", "PERUSER", "2", "HOLD", "30", "LEDGER", "K2")
 
 CASES: List[Case] = [
     # A fixed window: crosses 1 (prev 0 < 1 <= 2), not 3.
@@ -114,6 +130,60 @@ CASES: List[Case] = [
          setup=[CREATE, ("COUPON.RESERVE", "K", "u1")]),
     Case("confirm", ("K", 7), {}, ("COUPON.CONFIRM", "K", "7"), -3, setup=[CREATE]),
     Case("release", ("K", 1), {}, ("COUPON.RELEASE", "K", "1"), 1, setup=[CREATE, ("COUPON.RESERVE", "K", "u1")]),
+    # The ledger: every write of a campaign that keeps one names it.
+    Case("create", ("K", 5), {"peruser": 2, "hold": 30, "ledger": "K2", "maxlen": 1000},
+         (*LEDGER, "MAXLEN", "1000"), True),
+    Case("reserve", ("K", "u1"), {"request_id": "r-1", "ledger": "K2"},
+         ("COUPON.RESERVE", "K", "u1", "ID", "r-1", "LEDGER", "K2"), reservation(1, 30), setup=[LEDGER]),
+    Case("confirm", ("K", 1), {"ledger": "K2"}, ("COUPON.CONFIRM", "K", "1", "LEDGER", "K2"), 1,
+         setup=[LEDGER, ("COUPON.RESERVE", "K", "u1", "LEDGER", "K2")]),
+    # Already confirmed: 0.
+    Case("confirm", ("K", 1), {"ledger": "K2"}, ("COUPON.CONFIRM", "K", "1", "LEDGER", "K2"), 0,
+         setup=[LEDGER, ("COUPON.ISSUE", "K", "u1", "5", "LEDGER", "K2")]),
+    Case("release", ("K", 2), {"ledger": "K2"}, ("COUPON.RELEASE", "K", "2", "LEDGER", "K2"), 1,
+         setup=[LEDGER, ("COUPON.RESERVE", "K", "u1", "LEDGER", "K2"), ("COUPON.RESERVE", "K", "u2", "LEDGER", "K2")]),
+    # A campaign's claim numbers: u1 took 1, so u2's is 2.
+    Case("issue", ("K", "u2", 5), {"ledger": "K2"}, ("COUPON.ISSUE", "K", "u2", "5", "LEDGER", "K2"), 2,
+         setup=[LEDGER, ("COUPON.ISSUE", "K", "u1", "5", "LEDGER", "K2")]),
+    # Both of u1's claims (PERUSER 2), held or confirmed.
+    Case("revoke", ("K", "u1"), {"ledger": "K2"}, ("COUPON.REVOKE", "K", "u1", "LEDGER", "K2"), 2,
+         setup=[LEDGER, ("COUPON.ISSUE", "K", "u1", "5", "LEDGER", "K2"), ("COUPON.RESERVE", "K", "u1", "LEDGER", "K2")]),
+    # Live changes: a restock, then every setting at once.
+    Case("alter", ("K",), {"limit": 8}, ("COUPON.ALTER", "K", "LIMIT", "8"), True, setup=[CREATE]),
+    Case("alter", ("K",), {"limit": 3, "peruser": 1, "hold": 60, "ledger": "K2"},
+         ("COUPON.ALTER", "K", "LIMIT", "3", "PERUSER", "1", "HOLD", "60", "LEDGER", "K2"), True,
+         setup=[LEDGER, ("COUPON.RESERVE", "K", "u1", "LEDGER", "K2")]),
+    # Nothing expired yet: 0.
+    Case("reclaim", ("K",), {}, ("COUPON.RECLAIM", "K"), 0, setup=[CREATE, ("COUPON.RESERVE", "K", "u1")]),
+    # Two holds of 1 s expired, one of 30 s still live; at most 1 per call.
+    Case("reclaim", ("K",), {"count": 1, "ledger": "K2"}, ("COUPON.RECLAIM", "K", "COUNT", "1", "LEDGER", "K2"), 1,
+         setup=[LEDGER, ("COUPON.RESERVE", "K", "u1", "HOLD", "1", "LEDGER", "K2"),
+                ("COUPON.RESERVE", "K", "u2", "HOLD", "1", "LEDGER", "K2"), ("COUPON.RESERVE", "K", "u3", "LEDGER", "K2")],
+         wait=1.2),
+    Case("reclaim", ("K",), {"count": 10, "ledger": "K2"}, ("COUPON.RECLAIM", "K", "COUNT", "10", "LEDGER", "K2"), 2,
+         setup=[LEDGER, ("COUPON.RESERVE", "K", "u1", "HOLD", "1", "LEDGER", "K2"),
+                ("COUPON.RESERVE", "K", "u2", "HOLD", "1", "LEDGER", "K2"), ("COUPON.RESERVE", "K", "u3", "LEDGER", "K2")],
+         wait=1.2),
+    # Carts: the hold defaults to the campaigns' smallest (30 s, 60 s: 30).
+    Case("reserve_all", (["K", "K2"], "u1"), {}, ("COUPON.RESERVEALL", "2", "K", "K2", "u1"), cart((1, 30), (2, 30)),
+         setup=[CREATE, ("COUPON.CREATE", "K2", "3", "HOLD", "60"), ("COUPON.ISSUE", "K2", "u9", "3")]),
+    Case("reserve_all", (["K2", "K"], "u1"), {"hold": 90, "request_id": "cart-1"},
+         ("COUPON.RESERVEALL", "2", "K2", "K", "u1", "HOLD", "90", "ID", "cart-1"), cart((1, 90), (1, 90)),
+         setup=[CREATE, ("COUPON.CREATE", "K2", "3")]),
+    # The second campaign is sold out: refused there, nothing held anywhere.
+    Case("reserve_all", (["K", "K2"], "u1"), {}, ("COUPON.RESERVEALL", "2", "K", "K2", "u1"),
+         Cart(False, [], SOLD_OUT, 2),
+         setup=[CREATE, ("COUPON.CREATE", "K2", "1"), ("COUPON.ISSUE", "K2", "u2", "1")]),
+    # The first already holds u1's PERUSER 1 places (checked before sold out).
+    Case("reserve_all", (["K2", "K"], "u1"), {}, ("COUPON.RESERVEALL", "2", "K2", "K", "u1"),
+         Cart(False, [], ALREADY_WON, 1),
+         setup=[("COUPON.CREATE", "K", "1"), ("COUPON.ISSUE", "K", "u2", "1"), ("COUPON.CREATE", "K2", "3"),
+                ("COUPON.RESERVE", "K2", "u1")]),
+    # One ledger for both campaigns (K keeps it, K2 keeps none); the hold
+    # is the smaller default (30 s, 600 s).
+    Case("reserve_all", (["K", "K2"], "u1"), {"ledger": "K2:ledger"},
+         ("COUPON.RESERVEALL", "2", "K", "K2", "u1", "LEDGER", "K2:ledger"), cart((1, 30), (1, 30)),
+         setup=[("COUPON.CREATE", "K", "5", "HOLD", "30", "LEDGER", "K2:ledger"), ("COUPON.CREATE", "K2", "5")]),
     Case("campaign_info", ("K",), {}, ("COUPON.INFO", "K"),
          {"limit": 5, "peruser": 2, "hold": 30, "confirmed": 1, "held": 1, "available": 3, "claims": 2,
           "expired": 0, "released": 0},
@@ -147,9 +217,33 @@ ERRORS: List[Tuple[str, Tuple[Any, ...], Dict[str, Any], Words]] = [
     ("reserve", ("K", "u1"), {}, ("COUPON.RESERVE", "K", "u1")),
     ("confirm", ("K", 1), {}, ("COUPON.CONFIRM", "K", "1")),
     ("release", ("K", 1), {}, ("COUPON.RELEASE", "K", "1")),
+    ("create", ("K", 5), {"maxlen": 5}, ("COUPON.CREATE", "K", "5", "MAXLEN", "5")),
+    ("create", ("K", 5), {"ledger": "K"}, ("COUPON.CREATE", "K", "5", "LEDGER", "K")),
+    ("reserve", ("K", "u1"), {"ledger": "K2"}, ("COUPON.RESERVE", "K", "u1", "LEDGER", "K2")),
+    ("confirm", ("K", 0), {"ledger": "K2"}, ("COUPON.CONFIRM", "K", "0", "LEDGER", "K2")),
+    ("release", ("K", 1), {"ledger": "K2"}, ("COUPON.RELEASE", "K", "1", "LEDGER", "K2")),
+    ("issue", ("K", "u", 1), {"ledger": "K2"}, ("COUPON.ISSUE", "K", "u", "1", "LEDGER", "K2")),
+    ("revoke", ("K", "u"), {"ledger": "K2"}, ("COUPON.REVOKE", "K", "u", "LEDGER", "K2")),
+    ("alter", ("K",), {}, ("COUPON.ALTER", "K")),
+    ("alter", ("K",), {"limit": 0}, ("COUPON.ALTER", "K", "LIMIT", "0")),
+    ("alter", ("K",), {"hold": 5, "ledger": "K2"}, ("COUPON.ALTER", "K", "HOLD", "5", "LEDGER", "K2")),
+    ("reclaim", ("K",), {"count": 0}, ("COUPON.RECLAIM", "K", "COUNT", "0")),
+    ("reclaim", ("K",), {}, ("COUPON.RECLAIM", "K")),
+    ("reserve_all", (["K", "K"], "u"), {}, ("COUPON.RESERVEALL", "2", "K", "K", "u")),
+    ("reserve_all", (["K", "K2"], "u"), {"hold": 0}, ("COUPON.RESERVEALL", "2", "K", "K2", "u", "HOLD", "0")),
+    ("reserve_all", (["K", "K2"], "u"), {}, ("COUPON.RESERVEALL", "2", "K", "K2", "u")),
     ("campaign_info", ("K",), {}, ("COUPON.INFO", "K")),
     ("claims", ("K",), {"count": 0}, ("COUPON.CLAIMS", "K", "COUNT", "0")),
 ]
+
+
+#: Commands whose first key is not their first argument (``numkeys`` is).
+MULTIKEY = ("CL.THROTTLEALL", "COUPON.RESERVEALL")
+
+
+def first_key(words: Words) -> str:
+    """The key a case's command is routed by."""
+    return words[2] if words[0] in MULTIKEY else words[1]
 
 
 def wire_of(result: Any) -> Any:
@@ -164,6 +258,10 @@ def as_wire(result: Any) -> Any:
         return result.decode()
     if isinstance(result, bool):
         return int(result)
+    if isinstance(result, Cart):
+        if not result.reserved:
+            return [result.refused, result.at]
+        return [value for each in result.reservations for value in each]
     if isinstance(result, ThrottleAll):
         return [int(result.limited), result.retry_after, *[as_wire(each) for each in result.results]]
     if isinstance(result, tuple):

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from typing import Any, Callable, List
 
 import pytest
 
-from cases import CASES, ERRORS, Case, decoded, plain, wire_of
+from cases import CASES, ERRORS, Case, decoded, first_key, plain, wire_of
 from conftest import STANDALONE, Client, address, admin, run_with, value
 
 
@@ -84,6 +85,7 @@ async def _every_method(flavour: str, client: Client) -> None:
         twin = template.bind(f"{{{flavour}:{n}}}:twin", f"{{{flavour}:{n}}}:twin2")
         prepare(case)
         prepare(twin)
+        time.sleep(case.wait)  # holds of 1 s expire
         result = await client.call(case.method, *case.args, **case.kwargs)
         raw = await value(client.raw(*twin.words))
         assert same(decoded(result), case.expected), (case.method, case.args, case.kwargs, result)
@@ -91,8 +93,10 @@ async def _every_method(flavour: str, client: Client) -> None:
         sent.append(case)
     lines = monitor.stop()
     for case in sent:
-        key = case.words[1] if case.words[0] != "CL.THROTTLEALL" else case.words[2]
-        seen = [line for line in lines if line.split()[0].upper() == case.words[0] and key in line.split()]
+        key = first_key(case.words)
+        setup = {" ".join(words) for words in case.setup}
+        seen = [line for line in lines if line.split()[0].upper() == case.words[0] and key in line.split()
+                and line not in setup]
         assert seen == [" ".join(case.words)], (case.method, case.kwargs, seen)
 
 

@@ -5,12 +5,13 @@ another node, the calls follow it."""
 
 from __future__ import annotations
 
+import time
 from typing import Any, Dict, List, Tuple
 
 import pytest
 import redis
 
-from cases import CASES, Case
+from cases import CASES, Case, first_key
 from conftest import CLUSTER, Client, address, admin, run_with, value
 from redis_guard.slot import key_slot
 
@@ -60,14 +61,14 @@ def counts() -> Dict[Node, Dict[str, int]]:
 
 def routed(case: Case) -> Tuple[str, Node]:
     """The module command a case sends and the node that must serve it."""
-    key = case.words[2] if case.words[0] == "CL.THROTTLEALL" else case.words[1]
-    return case.words[0].lower(), owner(key_slot(key))
+    return case.words[0].lower(), owner(key_slot(first_key(case.words)))
 
 
 def prepare(cases: List[Case]) -> None:
     for case in cases:
         for words in case.setup:
             admin(*owner(key_slot(words[1]))).execute_command(*words)
+    time.sleep(max((case.wait for case in cases), default=0))  # holds of 1 s expire
 
 
 def assert_one_command_each(cases: List[Case]) -> None:
@@ -108,16 +109,25 @@ async def _routing(flavour: str, client: Client) -> None:
 
     # A transaction: one slot, one MULTI/EXEC on its owner, no GETKEYS.
     # redis-py's asyncio cluster transaction is redis-py's own: it asks for
-    # the keys of MON.* and CL.THROTTLEALL (8.1 then fails: "attached to a
-    # different loop"), so there it is shown on COUPON commands only.
+    # the keys of every command flagged movablekeys (MON.*, CL.THROTTLEALL,
+    # and every campaign writer, which takes LEDGER; 8.1 then fails:
+    # "attached to a different loop"), so there it is shown on the
+    # campaign readers only.
     tag = f"{{r:{flavour}:multi}}"
     pipe = client.guard.pipeline(transaction=True)
     if flavour == "redis-py-asyncio-cluster":
-        pipe.issue(f"{tag}:a", "u", 1).issue(f"{tag}:a", "u", 1).revoke(f"{tag}:a", "u")
-        commands = {"coupon.issue": 2, "coupon.revoke": 1}
+        admin(*owner(key_slot(tag))).execute_command("COUPON.CREATE", f"{tag}:a", 1)
+        pipe.campaign_info(f"{tag}:a").claims(f"{tag}:a").campaign_info(f"{tag}:a")
+        commands = {"coupon.info": 2, "coupon.claims": 1}
     else:
         pipe.incrcheck(f"{tag}:a", 1, 60, 1).throttle_all([(f"{tag}:b", 1, 1, 60)]).issue(f"{tag}:c", "u", 1)
-        commands = {"mon.incrcheck": 1, "cl.throttleall": 1, "coupon.issue": 1}
+        # The campaign commands of a sale with a ledger, and a cart.
+        ledger = f"{tag}:ledger"
+        pipe.create(f"{tag}:d", 2, ledger=ledger).create(f"{tag}:e", 1)
+        pipe.reserve_all([f"{tag}:d", f"{tag}:e"], "u", ledger=ledger)
+        pipe.alter(f"{tag}:d", limit=3, ledger=ledger).reclaim(f"{tag}:d", ledger=ledger)
+        commands = {"mon.incrcheck": 1, "cl.throttleall": 1, "coupon.issue": 1, "coupon.create": 2,
+                    "coupon.reserveall": 1, "coupon.alter": 1, "coupon.reclaim": 1}
     reset()
     if flavour == "redis-py-asyncio-cluster" and int(redis.__version__.split(".")[0]) < 6:
         # Before 6.0 redis-py's asyncio cluster client has no transactions.
@@ -126,9 +136,12 @@ async def _routing(flavour: str, client: Client) -> None:
         return
     results = await value(pipe.execute())
     if flavour == "redis-py-asyncio-cluster":
-        assert results == [1, -1, 1]
+        assert (results[0]["available"], results[1], results[2]["limit"]) == (1, [], 1)
     else:
         assert (tuple(results[0]), results[1].limited, results[2]) == ((1, 1), False, 1)
+        created, created2, cart, altered, reclaimed = results[3:]
+        assert (created, created2, cart.reserved, [r.claim for r in cart.reservations], altered, reclaimed) == (
+            True, True, True, [1, 1], True, 0)
     seen = counts()
     here = seen[owner(key_slot(tag))]
     assert here.get("exec") == 1, here
