@@ -46,15 +46,15 @@ class _RedisPyBatch:
     def _pipeline(self) -> Any:
         redis_py = self._redis_py
         client = redis_py.client
-        if redis_py.cluster and self._transaction and not redis_py.is_async and self._calls:
+        if redis_py.cluster and self._transaction and self._calls:
             # redis-py's cluster transaction finds each command's slot itself
-            # (COMMAND GETKEYS for MON.* and CL.THROTTLEALL; none before 6.0):
+            # (COMMAND GETKEYS for every command flagged movablekeys, which
+            # fails on redis-py 8.1's asyncio client; none before 6.0):
             # MULTI/EXEC on the owner's own connection instead (a MOVED, if
             # the slot has just moved, is raised, not followed).
             key = next((call.key for call in self._calls if call.key is not None), None)
             if key is not None:
-                client = client.get_node_from_key(key).redis_connection
-                pipe = client.pipeline(transaction=True)
+                pipe = redis_py.owner(key).pipeline(transaction=True)
                 for call in self._calls:
                     pipe.execute_command(*call.words)
                 return pipe
@@ -81,6 +81,21 @@ class RedisPy:
         self.client = client
         self.cluster = cluster
         self.is_async = is_async
+        self._owners: Dict[str, Any] = {}
+
+    def owner(self, key: Any) -> Any:
+        """A plain client of the node that owns ``key``'s slot: the sync
+        client's own; for asyncio, one made once per node with the
+        cluster's connection settings."""
+        node = self.client.get_node_from_key(key)
+        if not self.is_async:
+            return node.redis_connection
+        if node.name not in self._owners:
+            from redis.asyncio import ConnectionPool, Redis
+
+            pool = ConnectionPool(connection_class=node.connection_class, **node.connection_kwargs)
+            self._owners[node.name] = Redis(connection_pool=pool)
+        return self._owners[node.name]
 
     def target(self, call: Call[Any]) -> Dict[str, Any]:
         if not self.cluster or call.key is None:
