@@ -251,7 +251,13 @@ fn the_typescript_ledger_worker_type_checks_and_runs() {
         Command::new(tools.join("node_modules/.bin/tsc"))
             .current_dir(&dir)
             .args(["--strict", "--skipLibCheck", "--target", "es2022"])
-            .args(["--module", "nodenext", "--moduleResolution", "nodenext", "worker.mts"]),
+            .args([
+                "--module",
+                "nodenext",
+                "--moduleResolution",
+                "nodenext",
+                "worker.mts",
+            ]),
         "tsc --strict on ledger_worker.mts",
     );
     let server = Server::start();
