@@ -45,16 +45,15 @@ pub fn create<T: Replicated>(
     name: Arg<'_>,
     effects: &[T::Effect],
 ) -> Result<(), ErrorReply> {
-    let target = CommandKey::new(ctx, name);
-    let mut key = target.open();
-    if key.exists() {
+    if CommandKey::new(ctx, name).open_read().is_some() {
         return Err(BUSYKEY);
     }
-    carry_out::<T>(target, &mut key, effects, Origin::Client)
+    write::<T>(ctx, name, effects)
 }
 
-/// Carries out a client's call whose effects on `name` were decided with
-/// other keys (several values decided at one clock reading, all or none).
+/// Carries out a client's call whose effects on `name` were decided
+/// elsewhere (a new value's, or several values' decided at one clock
+/// reading, all or none).
 pub fn write<T: Replicated>(
     ctx: Ctx<'_>,
     name: Arg<'_>,

@@ -49,6 +49,17 @@ impl<'a, A: AsRef<[u8]>> Reserve<'a, A> {
         let [user, options @ ..] = args else {
             return Err(args::wrong_arity("coupon.reserve"));
         };
+        Reserve::of(user, options, now_ms, "coupon.reserve")
+    }
+
+    /// A user and RESERVE's options, for `command` (COUPON.RESERVEALL
+    /// takes the same after its keys).
+    pub fn of(
+        user: &'a A,
+        options: &'a [A],
+        now_ms: i64,
+        command: &str,
+    ) -> Result<Self, ErrorReply> {
         let mut request = Reserve {
             user: args::non_empty(user.as_ref(), "user")?,
             hold_until_ms: None,
@@ -58,7 +69,7 @@ impl<'a, A: AsRef<[u8]>> Reserve<'a, A> {
         args::options(options, &["HOLD", "ID", LEDGER], |option, value| {
             match option {
                 0 => {
-                    let hold = args::seconds_from(value.as_ref(), "hold", now_ms, "coupon.reserve");
+                    let hold = args::seconds_from(value.as_ref(), "hold", now_ms, command);
                     request.hold_until_ms = Some(hold?.1)
                 }
                 1 => request.request_id = Some(args::non_empty(value.as_ref(), "id")?),

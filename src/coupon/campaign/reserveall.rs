@@ -2,7 +2,8 @@
 //! request-id] [LEDGER stream]`: a cart, one hold for the user in every
 //! campaign, all or none, at one clock reading.
 
-use super::ledger_option::{self, LEDGER};
+use super::ledger_option;
+use super::reserve::Reserve;
 use super::rules::{self, Cart, Reservation};
 use super::write;
 use crate::args;
@@ -41,16 +42,12 @@ pub const COMMAND: Command = Command {
 const MAX_CAMPAIGNS: i64 = 16;
 
 /// A parsed call: the keys stay in the caller's arguments
-/// (`args[2..2 + campaigns]`).
+/// (`args[2..2 + campaigns]`); the user and options are RESERVE's (a
+/// HOLD's end when given, else the campaigns' smallest default hold).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReserveAll<'a, A> {
     pub campaigns: usize,
-    pub user: &'a [u8],
-    /// The holds' end when HOLD was given; else the campaigns' smallest
-    /// default hold.
-    pub hold_until_ms: Option<i64>,
-    pub request_id: Option<&'a [u8]>,
-    pub ledger: Option<&'a A>,
+    pub reserve: Reserve<'a, A>,
 }
 
 impl<'a, A: AsRef<[u8]>> ReserveAll<'a, A> {
@@ -83,26 +80,10 @@ impl<'a, A: AsRef<[u8]>> ReserveAll<'a, A> {
                 return Err(ErrorReply::new("ERR key is given more than once"));
             }
         }
-        let mut request = ReserveAll {
+        Ok(ReserveAll {
             campaigns: n,
-            user: args::non_empty(user.as_ref(), "user")?,
-            hold_until_ms: None,
-            request_id: None,
-            ledger: None,
-        };
-        args::options(options, &["HOLD", "ID", LEDGER], |option, value| {
-            match option {
-                0 => {
-                    let hold =
-                        args::seconds_from(value.as_ref(), "hold", now_ms, "coupon.reserveall");
-                    request.hold_until_ms = Some(hold?.1)
-                }
-                1 => request.request_id = Some(args::non_empty(value.as_ref(), "id")?),
-                _ => request.ledger = Some(value),
-            }
-            Ok(())
-        })?;
-        Ok(request)
+            reserve: Reserve::of(user, options, now_ms, "coupon.reserveall")?,
+        })
     }
 }
 
@@ -131,21 +112,21 @@ impl Handler for CouponReserveAll {
         stats::COUPON_RESERVEALL_CALLS.bump();
         let request = ReserveAll::parse(&args[1..], ctx.now_ms())?;
         let names = &args[2..2 + request.campaigns];
-        let ledger = request.ledger.copied();
+        let Reserve {
+            user,
+            hold_until_ms,
+            request_id,
+            ledger,
+        } = request.reserve;
+        let ledger = ledger.copied();
         let cart = write::reserve_all(ctx, names, ledger, |campaigns, now| {
-            let hold_until_ms = request.hold_until_ms.unwrap_or_else(|| {
+            let hold_until_ms = hold_until_ms.unwrap_or_else(|| {
                 let hold_s = campaigns.iter().map(|c| c.settings().hold_s).min();
                 hold_s
                     .and_then(|hold_s| args::span_end_ms(now, hold_s))
                     .unwrap_or(i64::MAX)
             });
-            rules::reserve_all(
-                campaigns,
-                request.user,
-                request.request_id,
-                hold_until_ms,
-                now,
-            )
+            rules::reserve_all(campaigns, user, request_id, hold_until_ms, now)
         })?;
         let reply = match cart {
             Cart::Reserved(plans) => plans.iter().flat_map(|plan| plan.outcome.reply()).collect(),
@@ -177,13 +158,16 @@ mod tests {
     #[test]
     fn keys_then_the_user_then_options() {
         let call = parse(&["2", "a", "b", "u", "ID", "r", "LEDGER", "l"]).unwrap();
-        assert_eq!((call.campaigns, call.user), (2, &b"u"[..]));
+        assert_eq!((call.campaigns, call.reserve.user), (2, &b"u"[..]));
         assert_eq!(
-            (call.request_id, call.ledger),
+            (call.reserve.request_id, call.reserve.ledger),
             (Some(&b"r"[..]), Some(&"l"))
         );
         assert_eq!(
-            parse(&["1", "a", "u", "HOLD", "30"]).unwrap().hold_until_ms,
+            parse(&["1", "a", "u", "HOLD", "30"])
+                .unwrap()
+                .reserve
+                .hold_until_ms,
             Some(NOW + 30_000)
         );
     }
