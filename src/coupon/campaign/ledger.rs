@@ -30,10 +30,10 @@ impl Op {
     }
 }
 
-/// One ledger entry; `available` is after the change, as COUPON.INFO
+/// What one ledger entry records; `available` is after the change, as COUPON.INFO
 /// would report it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Entry {
+pub enum Record {
     Claim {
         op: Op,
         claim: u64,
@@ -49,14 +49,14 @@ pub enum Entry {
     },
 }
 
-impl Entry {
+impl Record {
     /// The stream entry's field/value pairs, in SPEC's order, for the
     /// campaign `key`.
     pub fn fields(&self, key: &[u8]) -> Vec<Vec<u8>> {
         let number = |n: i64| n.to_string().into_bytes();
         let mut fields = vec![b"key".to_vec(), key.to_vec(), b"op".to_vec()];
         match self {
-            Entry::Claim {
+            Record::Claim {
                 op,
                 claim,
                 user,
@@ -76,7 +76,7 @@ impl Entry {
                 b"available".to_vec(),
                 number(*available),
             ]),
-            Entry::Altered {
+            Record::Altered {
                 settings,
                 available,
             } => fields.extend([
@@ -98,7 +98,7 @@ impl Entry {
 /// The entries of `effects` on `c` at `now`. A released claim's entry says
 /// `releases` (`released`, or `revoked` for COUPON.REVOKE). Confirm,
 /// release and expire name claims stored before the call.
-pub fn entries(c: &Campaign, effects: &[Effect], now: i64, releases: Op) -> Vec<Entry> {
+pub fn entries(c: &Campaign, effects: &[Effect], now: i64, releases: Op) -> Vec<Record> {
     let mut limit = c.settings().limit;
     let mut confirmed = c.confirmed_count() as i64;
     let mut held = c.live_count(now) as i64 - confirmed;
@@ -121,7 +121,7 @@ pub fn entries(c: &Campaign, effects: &[Effect], now: i64, releases: Op) -> Vec<
                         Op::Confirmed
                     }
                 };
-                entries.push(Entry::Claim {
+                entries.push(Record::Claim {
                     op,
                     claim: *claim,
                     user: user.clone(),
@@ -133,7 +133,7 @@ pub fn entries(c: &Campaign, effects: &[Effect], now: i64, releases: Op) -> Vec<
             }
             Effect::Alter(settings) => {
                 limit = settings.limit;
-                entries.push(Entry::Altered {
+                entries.push(Record::Altered {
                     settings: *settings,
                     available: (limit - confirmed - held).max(0),
                 });
@@ -165,7 +165,7 @@ pub fn entries(c: &Campaign, effects: &[Effect], now: i64, releases: Op) -> Vec<
         let Some(stored) = c.stored(claim) else {
             continue;
         };
-        entries.push(Entry::Claim {
+        entries.push(Record::Claim {
             op,
             claim,
             user: stored.user.to_vec(),
