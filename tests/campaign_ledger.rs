@@ -576,6 +576,39 @@ fn ledger_and_option_errors_change_nothing() {
         "ERR limit",
     )];
     assert_errors_change_nothing(&mut con, &limit);
+    // A stream with one ID left: a call that owes two entries (a cart of
+    // two) is refused before the first, nothing written anywhere, not
+    // even one entry.
+    let _: () = redis::cmd("DEL").arg(LEDGER).query(&mut con).unwrap();
+    let _: String = redis::cmd("XADD")
+        .arg(&[
+            LEDGER,
+            "18446744073709551615-18446744073709551614",
+            "f",
+            "v",
+        ])
+        .query(&mut con)
+        .unwrap();
+    create_with_ledger(&mut con, "{s}:more", 2, 2, 600);
+    create_with_ledger(&mut con, "{s}:third", 2, 2, 600);
+    let full: Vec<(Vec<&[u8]>, &str)> = vec![(
+        vec![
+            b"COUPON.RESERVEALL",
+            b"2",
+            b"{s}:more",
+            b"{s}:third",
+            b"z",
+            b"LEDGER",
+            LEDGER.as_bytes(),
+        ],
+        "exhausted the last possible ID",
+    )];
+    assert_error_changes_none_of(
+        &mut con,
+        &["{s}:more", "{s}:third", LEDGER],
+        &full[0].0,
+        full[0].1,
+    );
 }
 
 /// Lowering LIMIT below what is live touches nothing live; new claims

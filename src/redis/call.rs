@@ -91,6 +91,55 @@ impl CommandKey<'_> {
     }
 }
 
+impl CommandKey<'_> {
+    /// Can this stream take `entries` more entries with IDs of its own
+    /// choosing (XADD `*`)? Only a stream whose last generated ID is within
+    /// `entries` of the largest there is cannot: asked so that a call
+    /// appending several refuses before the first rather than after it. A
+    /// missing stream can. Not for the hot path: XINFO builds a reply.
+    pub fn stream_has_ids_for(self, entries: u64) -> Result<bool, ErrorReply> {
+        if self.open_read().is_none() {
+            return Ok(true);
+        }
+        // SAFETY: format "cs": a C string, then the key; the reply and its
+        // elements are read while it lives, then it is freed once.
+        let last = unsafe {
+            let reply = raw::RedisModule_Call.unwrap()(
+                self.ctx.as_ptr(),
+                c"XINFO".as_ptr(),
+                c"cs".as_ptr(),
+                c"STREAM".as_ptr(),
+                self.name.as_ptr(),
+            );
+            if reply.is_null() {
+                return Err(ErrorReply::new("ERR nested XINFO could not run"));
+            }
+            let length = raw::RedisModule_CallReplyLength.unwrap()(reply);
+            let mut last = None;
+            for at in (0..length.saturating_sub(1)).step_by(2) {
+                let name = raw::RedisModule_CallReplyArrayElement.unwrap()(reply, at);
+                if !name.is_null() && string_reply(name).as_deref() == Ok(b"last-generated-id") {
+                    let value = raw::RedisModule_CallReplyArrayElement.unwrap()(reply, at + 1);
+                    last = (!value.is_null())
+                        .then(|| string_reply(value))
+                        .and_then(Result::ok);
+                    break;
+                }
+            }
+            raw::RedisModule_FreeCallReply.unwrap()(reply);
+            last
+        };
+        let parsed = last.as_deref().and_then(|id| {
+            let (ms, seq) = std::str::from_utf8(id).ok()?.split_once('-')?;
+            Some((ms.parse::<u64>().ok()?, seq.parse::<u64>().ok()?))
+        });
+        Ok(match parsed {
+            Some((u64::MAX, seq)) => u64::MAX - seq >= entries,
+            _ => true,
+        })
+    }
+}
+
 /// A string reply's bytes; an error reply's text passes through.
 ///
 /// # Safety

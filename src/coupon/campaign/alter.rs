@@ -14,7 +14,7 @@ use crate::reply::{CommandResult, ErrorReply, Reply};
 
 pub const COMMAND: Command = Command {
     name: c"coupon.alter",
-    flags: c"write fast",
+    flags: c"write deny-oom fast",
     acl_categories: c"write fast",
     arity: -4,
     keys: ledger_option::keys(KeyAccess::UPDATE, OPTIONS_FROM),

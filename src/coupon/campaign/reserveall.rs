@@ -15,8 +15,8 @@ use crate::stats;
 
 pub const COMMAND: Command = Command {
     name: c"coupon.reserveall",
-    flags: c"write deny-oom",
-    acl_categories: c"write slow",
+    flags: c"write deny-oom fast",
+    acl_categories: c"write fast",
     arity: -4,
     keys: Keys::CountedWithKeyword {
         access: KeyAccess::UPDATE,

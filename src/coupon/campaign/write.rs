@@ -40,7 +40,13 @@ pub fn decide<T>(
             let campaign = campaign.ok_or(NO_SUCH_CAMPAIGN)?;
             ledger_option::check_named(campaign, ledger.map(Arg::as_bytes))?;
             let plan = decide(campaign, now).map_err(refused)?;
-            let appended = record(ctx, name, ledger, campaign, &plan.effects, now, releases)?;
+            let maxlen = campaign.ledger().and_then(|l| l.maxlen);
+            let owed = records(campaign, &plan.effects, now, releases);
+            let owed = owed
+                .into_iter()
+                .map(|record| (name, maxlen, record))
+                .collect();
+            let appended = append(ctx, ledger, owed)?;
             Ok((
                 (plan.outcome, plan.fills_last_place, appended),
                 plan.effects,
@@ -53,34 +59,44 @@ pub fn decide<T>(
     Ok(outcome)
 }
 
-/// Appends to the ledger `stream` (checked to be `campaign`'s) the
-/// entries of `effects`, before they are carried out: a refused XADD
-/// stops the call with nothing written. Should one after the first be
-/// refused (a stream at the last ID there is), those appended are still
-/// owed to replicas, so they are propagated with the error.
-fn record<'call>(
+/// XADD's own error for a stream whose IDs are used up.
+const IDS_USED_UP: ErrorReply =
+    ErrorReply::new("ERR The stream has exhausted the last possible ID, unable to add more items");
+
+/// The ledger records of `effects` on `campaign`, when it keeps a ledger
+/// (a release recorded as `releases`).
+fn records(campaign: &Campaign, effects: &[Effect], now: i64, releases: Op) -> Vec<ledger::Record> {
+    if campaign.ledger().is_none() {
+        return Vec::new();
+    }
+    ledger::entries(campaign, effects, now, releases)
+}
+
+/// Appends to the ledger `stream` the records of one call, each
+/// `(campaign key, its ledger's MAXLEN, record)`, before any is carried
+/// out: all or none, so a refused call writes nothing (the stream is
+/// asked first whether it has IDs for them all: after the first XADD
+/// only a stream at the last ID there is refuses one).
+fn append<'call>(
     ctx: Ctx<'call>,
-    name: Arg<'call>,
     stream: Option<Arg<'call>>,
-    campaign: &Campaign,
-    effects: &[Effect],
-    now: i64,
-    releases: Op,
+    records: Vec<(Arg<'call>, Option<i64>, ledger::Record)>,
 ) -> Result<Vec<Appended<'call>>, ErrorReply> {
-    let (Some(ledger), Some(stream)) = (campaign.ledger(), stream) else {
+    let Some(stream) = stream.filter(|_| !records.is_empty()) else {
         return Ok(Vec::new());
     };
-    let mut appended = Vec::new();
-    for entry in ledger::entries(campaign, effects, now, releases) {
-        let fields = entry.fields(name.as_bytes());
-        match stream::append(
-            CommandKey::new(ctx, stream),
-            ledger.maxlen,
-            fields,
-            &stats::COUPON_LEDGER_ENTRIES,
-        ) {
+    let target = CommandKey::new(ctx, stream);
+    if records.len() > 1 && !target.stream_has_ids_for(records.len() as u64)? {
+        return Err(IDS_USED_UP);
+    }
+    let mut appended = Vec::with_capacity(records.len());
+    for (name, maxlen, record) in records {
+        let fields = record.fields(name.as_bytes());
+        match stream::append(target, maxlen, fields, &stats::COUPON_LEDGER_ENTRIES) {
             Ok(entry) => appended.push(entry),
             Err(error) => {
+                // Not reached after the check above; should it be, what
+                // was appended is owed to replicas all the same.
                 appended.into_iter().for_each(Appended::propagate);
                 return Err(error);
             }
@@ -133,19 +149,13 @@ pub fn reserve_all(
     let Cart::Reserved(plans) = &cart else {
         return Ok(cart);
     };
-    let mut appended = Vec::new();
+    let mut owed = Vec::new();
     for ((&name, campaign), plan) in names.iter().zip(&campaigns).zip(plans) {
-        let stream = campaign.ledger().and(ledger);
-        appended.extend(record(
-            ctx,
-            name,
-            stream,
-            campaign,
-            &plan.effects,
-            now,
-            Op::Released,
-        )?);
+        let maxlen = campaign.ledger().and_then(|l| l.maxlen);
+        let records = records(campaign, &plan.effects, now, Op::Released);
+        owed.extend(records.into_iter().map(|record| (name, maxlen, record)));
     }
+    let appended = append(ctx, ledger, owed)?;
     drop(campaigns);
     drop(keys);
     for (&name, plan) in names.iter().zip(plans) {
