@@ -274,7 +274,9 @@ fn campaigns_of_encoding_2_load_with_their_ledger() {
         .query::<(i64, i64)>(&mut con)
         .unwrap_err();
     assert!(
-        unnamed.to_string().contains("ledger: the campaign keeps a ledger"),
+        unnamed
+            .to_string()
+            .contains("ledger: the campaign keeps a ledger"),
         "{unnamed}"
     );
     let (claim, _) = reserve(&mut con, &sale, "bob", &["LEDGER", "cpn-ledger:log"]);
