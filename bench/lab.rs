@@ -11,6 +11,9 @@
 //! Boundaries: one stream of orders against a fixed and a sliding window.
 //! Crashes: alerts sent from the reply or from an `ALERT` stream while the
 //! processes doing it are SIGKILLed at random.
+//! Reconciliation: an orders database kept by the checkout itself (two
+//! writes) or built from a campaign's ledger, while the checkouts (and the
+//! reconciler) are SIGKILLed at random.
 
 // The test harness, shared with tests/.
 #[path = "../tests/common/mod.rs"]
@@ -196,12 +199,17 @@ fn main() {
         "# redis-guard lab (Redis {}, seed {SEED:#x})\n",
         version.trim()
     );
+    // `GUARD_LAB_ONLY=reconciliation make lab`: that table alone.
+    if std::env::var("GUARD_LAB_ONLY").as_deref() == Ok("reconciliation") {
+        return reconciliation(&server);
+    }
     coupons(&server);
     alerts(&server);
     refunds(&server);
     reservations(&server);
     boundaries(&server);
     crashes(&server);
+    reconciliation(&server);
 }
 
 /// Bursts in the boundary story, and the rule: 3 orders in 2 s.
@@ -540,6 +548,8 @@ fn child(role: &str) {
                 }
             }
         }
+        "shop" => shop(&mut con),
+        "reconciler" => reconcile(&mut con),
         other => panic!("unknown lab role {other}"),
     }
 }
@@ -681,5 +691,423 @@ fn crashes(server: &Server) {
     }
     println!(
         "\nWith the stream, every crossing is delivered: the entry was written with the counter.\n"
+    );
+}
+
+/// The reconciliation story: buyers check out on a campaign (HOLD 1, one
+/// place each) while their checkout processes are SIGKILLed at random; a
+/// killed checkout's buyer is retried by the next one (the job goes back
+/// on the queue, the request id makes the retry safe for the campaign).
+/// The orders database is kept either by the checkout itself, a write
+/// after each campaign call, or by a reconciler that reads only the
+/// ledger (a consumer group, one entry applied once, then acked) and
+/// calls COUPON.RECLAIM every second. The database is kept in the same
+/// server, as rows (`lab:db:rows`, one pushed per new order) and each
+/// claim's last state (`lab:db:state`).
+const SALE: &str = "lab:sale";
+const LEDGER: &str = "lab:ledger";
+const SALE_BUYERS: usize = 200;
+const SALE_PLACES: i64 = 100;
+const SALE_RUNS: usize = 5;
+const SHOPS: usize = 4;
+/// A database write's round trip, and a payment.
+const DB_MS: u64 = 2;
+const PAY_MS: u64 = 4;
+
+/// Whether a buyer's payment goes through (70%), the same on every try.
+fn pays(buyer: &str) -> bool {
+    let hash = buyer.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    hash % 10 < 7
+}
+
+/// One database transaction: a new order row (state `held`), or a claim's
+/// new state; `lab:db:writes` counts them. With `last`, the ledger entry
+/// it applies is recorded in the same transaction. The request travels,
+/// the database commits, its answer travels back: a kill can come on
+/// either side of the commit.
+fn db_write(con: &mut Connection, claim: &str, state: &str, insert: bool, last: Option<&str>) {
+    let pause = |ms| std::thread::sleep(std::time::Duration::from_millis(ms));
+    pause(DB_MS / 2);
+    let mut tx = redis::pipe();
+    tx.atomic();
+    if insert {
+        tx.cmd("RPUSH").arg("lab:db:rows").arg(claim).ignore();
+    }
+    tx.cmd("HSET")
+        .arg("lab:db:state")
+        .arg(claim)
+        .arg(state)
+        .ignore();
+    tx.cmd("INCR").arg("lab:db:writes").ignore();
+    if let Some(id) = last {
+        tx.cmd("SET").arg("lab:db:last").arg(id).ignore();
+    }
+    let () = tx.query(con).unwrap();
+    pause(DB_MS - DB_MS / 2);
+}
+
+/// A checkout process: takes buyers off the queue (into its own in-flight
+/// list, which the lab puts back on the queue if it is killed), holds a
+/// place with the buyer's request id, pays, confirms or releases. Without
+/// a ledger it writes the order itself after each campaign call.
+fn shop(con: &mut Connection) {
+    let ledger = std::env::var("GUARD_LAB_LEDGER").is_ok();
+    let inflight = format!("lab:inflight:{}", std::env::var("GUARD_LAB_SLOT").unwrap());
+    let pause = |ms| std::thread::sleep(std::time::Duration::from_millis(ms));
+    let with_ledger = |mut call: redis::Cmd| {
+        if ledger {
+            call.arg("LEDGER").arg(LEDGER);
+        }
+        call
+    };
+    while let Some(buyer) = redis::cmd("LMOVE")
+        .arg("lab:queue")
+        .arg(&inflight)
+        .arg("LEFT")
+        .arg("RIGHT")
+        .query::<Option<String>>(con)
+        .unwrap()
+    {
+        let mut reserve = redis::cmd("COUPON.RESERVE");
+        reserve
+            .arg(SALE)
+            .arg(&buyer)
+            .arg("ID")
+            .arg(format!("order-{buyer}"));
+        let (claim, expires): (i64, i64) = with_ledger(reserve).query(con).unwrap();
+        if claim > 0 {
+            let claim = claim.to_string();
+            if !ledger {
+                db_write(con, &claim, "held", true, None);
+            }
+            // A repeated claim already confirmed: the order is done.
+            if expires != -1 {
+                pause(PAY_MS);
+                let paid = pays(&buyer);
+                let mut call = redis::cmd(if paid {
+                    "COUPON.CONFIRM"
+                } else {
+                    "COUPON.RELEASE"
+                });
+                call.arg(SALE).arg(&claim);
+                let done: i64 = with_ledger(call).query(con).unwrap();
+                if !ledger && done == 1 {
+                    db_write(
+                        con,
+                        &claim,
+                        if paid { "paid" } else { "cancelled" },
+                        false,
+                        None,
+                    );
+                }
+            }
+        }
+        let _: i64 = redis::cmd("LREM")
+            .arg(&inflight)
+            .arg(1)
+            .arg(&buyer)
+            .query(con)
+            .unwrap();
+    }
+}
+
+/// A stream entry ID as numbers, for order.
+fn entry_id(id: &str) -> (u64, u64) {
+    let (ms, seq) = id.split_once('-').unwrap();
+    (ms.parse().unwrap(), seq.parse().unwrap())
+}
+
+/// The reconciler: its own pending entries first (what it read before it
+/// was killed), then new ones; an entry at or before the last one the
+/// database recorded is acked without applying it again. COUPON.RECLAIM
+/// every second turns expired holds into `expired` entries.
+fn reconcile(con: &mut Connection) {
+    let second = std::time::Duration::from_secs(1);
+    let mut reclaimed_at: Option<std::time::Instant> = None;
+    let mut from = "0";
+    loop {
+        if reclaimed_at.is_none_or(|at| at.elapsed() >= second) {
+            let _: i64 = redis::cmd("COUPON.RECLAIM")
+                .arg(SALE)
+                .arg("COUNT")
+                .arg(1000)
+                .arg("LEDGER")
+                .arg(LEDGER)
+                .query(con)
+                .unwrap();
+            reclaimed_at = Some(std::time::Instant::now());
+        }
+        let read: Option<Vec<(String, Vec<Entry>)>> = redis::cmd("XREADGROUP")
+            .arg("GROUP")
+            .arg("orders")
+            .arg("reconciler")
+            .arg("COUNT")
+            .arg(50)
+            .arg("BLOCK")
+            .arg(100)
+            .arg("STREAMS")
+            .arg(LEDGER)
+            .arg(from)
+            .query(con)
+            .unwrap();
+        let entries: Vec<Entry> = read.into_iter().flatten().flat_map(|(_, e)| e).collect();
+        if entries.is_empty() && from == "0" {
+            from = ">";
+        }
+        for (id, fields) in entries {
+            let field = |name: &str| {
+                let at = fields.iter().step_by(2).position(|f| f == name).unwrap();
+                fields[2 * at + 1].clone()
+            };
+            let last: Option<String> = redis::cmd("GET").arg("lab:db:last").query(con).unwrap();
+            if last.is_none_or(|last| entry_id(&last) < entry_id(&id)) {
+                let (claim, op) = (field("claim"), field("op"));
+                let state = match op.as_str() {
+                    "reserved" => "held",
+                    "confirmed" => "paid",
+                    "released" | "revoked" => "cancelled",
+                    "expired" => "expired",
+                    other => panic!("unexpected ledger op {other}"),
+                };
+                db_write(con, &claim, state, op == "reserved", Some(&id));
+            } else {
+                // Applied before a kill that came before its ack.
+                let _: i64 = redis::cmd("INCR").arg("lab:db:skipped").query(con).unwrap();
+            }
+            let _: i64 = redis::cmd("XACK")
+                .arg(LEDGER)
+                .arg("orders")
+                .arg(&id)
+                .query(con)
+                .unwrap();
+        }
+    }
+}
+
+/// What one reconciliation run ends with.
+struct Books {
+    changes: i64,
+    entries: i64,
+    writes: i64,
+    skipped: i64,
+    orders: i64,
+    lost: i64,
+    twice: i64,
+    wrong: i64,
+    killed: i64,
+}
+
+fn sale_run(server: &Server, rng: &mut Rng, ledger: bool) -> Books {
+    let mut con = server.con();
+    let _: () = redis::cmd("FLUSHALL").query(&mut con).unwrap();
+    let mut create = redis::cmd("COUPON.CREATE");
+    create
+        .arg(SALE)
+        .arg(SALE_PLACES)
+        .arg("PERUSER")
+        .arg(1)
+        .arg("HOLD")
+        .arg(1);
+    if ledger {
+        let _: () = redis::cmd("XGROUP")
+            .arg("CREATE")
+            .arg(LEDGER)
+            .arg("orders")
+            .arg("0")
+            .arg("MKSTREAM")
+            .query(&mut con)
+            .unwrap();
+        create.arg("LEDGER").arg(LEDGER);
+    }
+    let _: () = create.query(&mut con).unwrap();
+    let mut buyers: Vec<String> = (0..SALE_BUYERS).map(|i| format!("buyer-{i}")).collect();
+    rng.shuffle(&mut buyers);
+    let _: i64 = redis::cmd("RPUSH")
+        .arg("lab:queue")
+        .arg(&buyers)
+        .query(&mut con)
+        .unwrap();
+    let mut slots = 0;
+    let shop = |slots: &mut usize| {
+        *slots += 1;
+        let mut env = vec![("GUARD_LAB_SLOT", slots.to_string())];
+        if ledger {
+            env.push(("GUARD_LAB_LEDGER", "1".to_string()));
+        }
+        (*slots, spawn(server, "shop", &env))
+    };
+    let mut shops: Vec<_> = (0..SHOPS).map(|_| shop(&mut slots)).collect();
+    let mut reconciler = ledger.then(|| spawn(server, "reconciler", &[]));
+    let mut killed = 0;
+    // Kill one process at random every 5–25 ms while buyers are waiting: a
+    // killed checkout's buyer goes back on the queue, a replacement starts.
+    while query_i64(&mut con, &["LLEN", "lab:queue"]) > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(5 + rng.below(20) as u64));
+        let victim = rng.below(shops.len() + usize::from(reconciler.is_some()));
+        if victim == shops.len() {
+            let mut child = reconciler.take().unwrap();
+            killed += i64::from(child.try_wait().unwrap().is_none());
+            let _ = child.kill();
+            let _ = child.wait();
+            reconciler = Some(spawn(server, "reconciler", &[]));
+            continue;
+        }
+        let (slot, mut child) = shops.swap_remove(victim);
+        killed += i64::from(child.try_wait().unwrap().is_none());
+        let _ = child.kill();
+        let _ = child.wait();
+        let inflight = format!("lab:inflight:{slot}");
+        while redis::cmd("LMOVE")
+            .arg(&inflight)
+            .arg("lab:queue")
+            .arg("LEFT")
+            .arg("LEFT")
+            .query::<Option<String>>(&mut con)
+            .unwrap()
+            .is_some()
+        {}
+        shops.push(shop(&mut slots));
+    }
+    for (_, mut child) in shops {
+        child.wait().unwrap();
+    }
+    // The last holds expire; the reconciler's RECLAIM writes their entries
+    // within a second, and it applies every entry.
+    std::thread::sleep(std::time::Duration::from_millis(1_100));
+    let info = campaign::info(&mut con, SALE);
+    let changes = info["claims"] + info["confirmed"] + info["released"] + info["expired"];
+    let mut entries = 0;
+    if let Some(mut child) = reconciler {
+        let started = std::time::Instant::now();
+        loop {
+            entries = query_i64(&mut con, &["XLEN", LEDGER]);
+            let last: Vec<Entry> = redis::cmd("XREVRANGE")
+                .arg(LEDGER)
+                .arg("+")
+                .arg("-")
+                .arg("COUNT")
+                .arg(1)
+                .query(&mut con)
+                .unwrap();
+            let applied: Option<String> = redis::cmd("GET")
+                .arg("lab:db:last")
+                .query(&mut con)
+                .unwrap();
+            let caught_up = last.first().map(|(id, _)| id.clone()) == applied;
+            if (entries == changes && caught_up) || started.elapsed().as_secs() >= 10 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    // The truth: the campaign's confirmed claims (no hold is live now).
+    let orders: Vec<i64> = campaign::claims(&mut con, SALE, &["COUNT", "1000"])
+        .into_iter()
+        .filter(|row| row.state == "confirmed")
+        .map(|row| row.claim)
+        .collect();
+    let states: HashMap<String, String> = redis::cmd("HGETALL")
+        .arg("lab:db:state")
+        .query(&mut con)
+        .unwrap();
+    let rows: Vec<String> = redis::cmd("LRANGE")
+        .arg("lab:db:rows")
+        .arg(0)
+        .arg(-1)
+        .query(&mut con)
+        .unwrap();
+    let mut per_claim: HashMap<&str, i64> = HashMap::new();
+    for row in &rows {
+        *per_claim.entry(row).or_default() += 1;
+    }
+    let state_of = |claim: i64| states.get(&claim.to_string()).map(String::as_str);
+    let lost = orders
+        .iter()
+        .filter(|c| state_of(**c) != Some("paid"))
+        .count() as i64;
+    let twice = per_claim.values().filter(|n| **n >= 2).count() as i64;
+    // Every claim ever made: paid in the database exactly when confirmed,
+    // ended (cancelled, expired) otherwise; none missing.
+    let wrong = (1..=info["claims"])
+        .filter(|c| {
+            let confirmed = orders.contains(c);
+            match state_of(*c) {
+                Some("paid") => !confirmed,
+                Some("cancelled" | "expired") => confirmed,
+                _ => true,
+            }
+        })
+        .count() as i64;
+    Books {
+        changes,
+        entries,
+        writes: query_i64(&mut con, &["GET", "lab:db:writes"]),
+        skipped: query_i64(&mut con, &["GET", "lab:db:skipped"]),
+        orders: orders.len() as i64,
+        lost,
+        twice,
+        wrong,
+        killed,
+    }
+}
+
+fn reconciliation(server: &Server) {
+    println!(
+        "\n## Reconciliation: {SALE_BUYERS} buyers for {SALE_PLACES} places (HOLD 1, PERUSER \
+         1, 70% pay), {SHOPS} checkout processes (and the reconciler) SIGKILLed at random every \
+         5–25 ms and replaced, a killed checkout's buyer retried with the same request id; a \
+         database write takes {DB_MS} ms, a payment {PAY_MS} ms; {SALE_RUNS} runs\n"
+    );
+    println!(
+        "| orders database kept by | changes made (COUPON.INFO) | ledger entries | database \
+         writes | entries read again after a kill, not applied again | orders (confirmed claims) | orders lost | orders twice | claims the database \
+         has wrong | processes killed |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut rng = Rng(SEED);
+    for (name, ledger) in [
+        (
+            "the checkout: two writes (campaign call, then its order record)",
+            false,
+        ),
+        (
+            "the ledger (`LEDGER`, consumer group, `XACK`; `COUPON.RECLAIM` each second)",
+            true,
+        ),
+    ] {
+        let runs: Vec<Books> = (0..SALE_RUNS)
+            .map(|_| sale_run(server, &mut rng, ledger))
+            .collect();
+        let column = |f: fn(&Books) -> i64| runs.iter().map(f).collect::<Vec<i64>>();
+        println!(
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            spread(&column(|b| b.changes)),
+            if ledger {
+                spread(&column(|b| b.entries))
+            } else {
+                "–".into()
+            },
+            spread(&column(|b| b.writes)),
+            if ledger {
+                spread(&column(|b| b.skipped))
+            } else {
+                "–".into()
+            },
+            spread(&column(|b| b.orders)),
+            spread(&column(|b| b.lost)),
+            spread(&column(|b| b.twice)),
+            spread(&column(|b| b.wrong)),
+            spread(&column(|b| b.killed))
+        );
+    }
+    println!(
+        "\nChanges made: claims made + confirmed + released + expired. Orders lost: confirmed \
+         claims the database does not have as paid; twice: claims with two order rows or \
+         more; wrong: claims whose final state (paid, or cancelled/expired) the database \
+         misses or contradicts.\n"
     );
 }
