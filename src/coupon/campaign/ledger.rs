@@ -104,7 +104,7 @@ pub fn entries(c: &Campaign, effects: &[Effect], now: i64, releases: Op) -> Vec<
     let mut held = c.live_count(now) as i64 - confirmed;
     let mut entries = Vec::new();
     for effect in effects {
-        let (op, claim, state) = match effect {
+        let record = match effect {
             Effect::Put {
                 claim,
                 user,
@@ -121,60 +121,62 @@ pub fn entries(c: &Campaign, effects: &[Effect], now: i64, releases: Op) -> Vec<
                         Op::Confirmed
                     }
                 };
-                entries.push(Record::Claim {
+                Record::Claim {
                     op,
                     claim: *claim,
                     user: user.clone(),
                     expires_at_ms: expires_at_ms.unwrap_or(-1),
                     id: request_id.clone(),
-                    available: (limit - confirmed - held).max(0),
-                });
-                continue;
+                    available: available(limit, confirmed, held),
+                }
             }
             Effect::Alter(settings) => {
                 limit = settings.limit;
-                entries.push(Record::Altered {
+                Record::Altered {
                     settings: *settings,
-                    available: (limit - confirmed - held).max(0),
-                });
-                continue;
-            }
-            Effect::Confirm { claim } => {
-                held -= 1;
-                confirmed += 1;
-                (Op::Confirmed, *claim, ClaimState::Confirmed)
-            }
-            Effect::Release { claim } => {
-                let Some(stored) = c.stored(*claim) else {
-                    continue;
-                };
-                match stored.state {
-                    ClaimState::Confirmed => confirmed -= 1,
-                    ClaimState::Held { .. } => held -= 1,
+                    available: available(limit, confirmed, held),
                 }
-                (releases, *claim, stored.state)
             }
-            Effect::Expire { claim } => {
+            Effect::Confirm { claim } | Effect::Release { claim } | Effect::Expire { claim } => {
                 let Some(stored) = c.stored(*claim) else {
                     continue;
                 };
-                (Op::Expired, *claim, stored.state)
+                let (op, state) = match (effect, stored.state) {
+                    (Effect::Confirm { .. }, _) => {
+                        held -= 1;
+                        confirmed += 1;
+                        (Op::Confirmed, ClaimState::Confirmed)
+                    }
+                    (Effect::Release { .. }, ClaimState::Confirmed) => {
+                        confirmed -= 1;
+                        (releases, stored.state)
+                    }
+                    (Effect::Release { .. }, ClaimState::Held { .. }) => {
+                        held -= 1;
+                        (releases, stored.state)
+                    }
+                    // An expired hold was not live: nothing is freed.
+                    _ => (Op::Expired, stored.state),
+                };
+                Record::Claim {
+                    op,
+                    claim: *claim,
+                    user: stored.user.to_vec(),
+                    expires_at_ms: state.expires_at_ms(),
+                    id: stored.request_id.as_deref().map(<[u8]>::to_vec),
+                    available: available(limit, confirmed, held),
+                }
             }
             Effect::Create(_) | Effect::Ledger(_) | Effect::Totals(_) => continue,
         };
-        let Some(stored) = c.stored(claim) else {
-            continue;
-        };
-        entries.push(Record::Claim {
-            op,
-            claim,
-            user: stored.user.to_vec(),
-            expires_at_ms: state.expires_at_ms(),
-            id: stored.request_id.as_deref().map(<[u8]>::to_vec),
-            available: (limit - confirmed - held).max(0),
-        });
+        entries.push(record);
     }
     entries
+}
+
+/// What COUPON.INFO reports as available: never below 0.
+fn available(limit: i64, confirmed: i64, held: i64) -> i64 {
+    (limit - confirmed - held).max(0)
 }
 
 #[cfg(test)]

@@ -40,12 +40,7 @@ pub fn decide<T>(
             let campaign = campaign.ok_or(NO_SUCH_CAMPAIGN)?;
             ledger_option::check_named(campaign, ledger.map(Arg::as_bytes))?;
             let plan = decide(campaign, now).map_err(refused)?;
-            let maxlen = campaign.ledger().and_then(|l| l.maxlen);
-            let owed = records(campaign, &plan.effects, now, releases);
-            let owed = owed
-                .into_iter()
-                .map(|record| (name, maxlen, record))
-                .collect();
+            let owed = records(name, campaign, &plan.effects, now, releases);
             let appended = append(ctx, ledger, owed)?;
             Ok((
                 (plan.outcome, plan.fills_last_place, appended),
@@ -63,13 +58,23 @@ pub fn decide<T>(
 const IDS_USED_UP: ErrorReply =
     ErrorReply::new("ERR The stream has exhausted the last possible ID, unable to add more items");
 
-/// The ledger records of `effects` on `campaign`, when it keeps a ledger
-/// (a release recorded as `releases`).
-fn records(campaign: &Campaign, effects: &[Effect], now: i64, releases: Op) -> Vec<ledger::Record> {
-    if campaign.ledger().is_none() {
+/// What one campaign's call owes its ledger: each record of `effects` on
+/// the campaign at `name`, with its ledger's MAXLEN; none without one (a
+/// release recorded as `releases`).
+fn records<'call>(
+    name: Arg<'call>,
+    campaign: &Campaign,
+    effects: &[Effect],
+    now: i64,
+    releases: Op,
+) -> Vec<(Arg<'call>, Option<i64>, ledger::Record)> {
+    let Some(ledger) = campaign.ledger() else {
         return Vec::new();
-    }
+    };
     ledger::entries(campaign, effects, now, releases)
+        .into_iter()
+        .map(|record| (name, ledger.maxlen, record))
+        .collect()
 }
 
 /// Appends to the ledger `stream` the records of one call, each
@@ -151,9 +156,7 @@ pub fn reserve_all(
     };
     let mut owed = Vec::new();
     for ((&name, campaign), plan) in names.iter().zip(&campaigns).zip(plans) {
-        let maxlen = campaign.ledger().and_then(|l| l.maxlen);
-        let records = records(campaign, &plan.effects, now, Op::Released);
-        owed.extend(records.into_iter().map(|record| (name, maxlen, record)));
+        owed.extend(records(name, campaign, &plan.effects, now, Op::Released));
     }
     let appended = append(ctx, ledger, owed)?;
     drop(campaigns);
