@@ -34,6 +34,15 @@ fn create_with_ledger(con: &mut Connection, key: &str, limit: i64, per_user: i64
         .unwrap();
 }
 
+/// `command args... LEDGER {s}:ledger`, which must succeed.
+fn ledgered<T: redis::FromRedisValue>(con: &mut Connection, command: &str, args: &[&str]) -> T {
+    redis::cmd(command)
+        .arg(args)
+        .arg(&["LEDGER", LEDGER])
+        .query(con)
+        .unwrap_or_else(|e| panic!("{command} {args:?}: {e}"))
+}
+
 /// One stream entry: its ID and its fields in order.
 type Entry = (String, Vec<(String, String)>);
 
@@ -364,25 +373,13 @@ fn replicas_and_the_aof_hold_the_same_entries_and_ids() {
         .query(&mut con)
         .unwrap();
     for user in ["a", "b", "c", "d"] {
-        let _: Value = redis::cmd("COUPON.RESERVE")
-            .arg(&["{s}:sale", user, "LEDGER", LEDGER])
-            .query(&mut con)
-            .unwrap();
+        let _: Value = ledgered(&mut con, "COUPON.RESERVE", &["{s}:sale", user]);
     }
-    let _: Value = redis::cmd("COUPON.CONFIRM")
-        .arg(&["{s}:sale", "1", "LEDGER", LEDGER])
-        .query(&mut con)
-        .unwrap();
+    let _: Value = ledgered(&mut con, "COUPON.CONFIRM", &["{s}:sale", "1"]);
     thread::sleep(Duration::from_millis(1_100));
-    let reclaimed: i64 = redis::cmd("COUPON.RECLAIM")
-        .arg(&["{s}:sale", "LEDGER", LEDGER])
-        .query(&mut con)
-        .unwrap();
+    let reclaimed: i64 = ledgered(&mut con, "COUPON.RECLAIM", &["{s}:sale"]);
     assert_eq!(reclaimed, 2, "b's and c's holds expired");
-    let _: () = redis::cmd("COUPON.ALTER")
-        .arg(&["{s}:sale", "LIMIT", "10", "LEDGER", LEDGER])
-        .query(&mut con)
-        .unwrap();
+    let _: () = ledgered(&mut con, "COUPON.ALTER", &["{s}:sale", "LIMIT", "10"]);
     let written = entries_after(&mut con, LEDGER, "");
     // 3 reserved (d found it full), 1 confirmed, 2 expired, 1 altered:
     // MAXLEN 5 trims about (whole nodes) on the primary, so none went;
@@ -421,10 +418,7 @@ fn ledger_and_option_errors_change_nothing() {
         .arg(&["{s}:text", "x"])
         .query(&mut con)
         .unwrap();
-    let _: Value = redis::cmd("COUPON.RESERVE")
-        .arg(&["{s}:sale", "u", "LEDGER", LEDGER])
-        .query(&mut con)
-        .unwrap();
+    let _: Value = ledgered(&mut con, "COUPON.RESERVE", &["{s}:sale", "u"]);
     let cases: Vec<(Vec<&[u8]>, &str)> = vec![
         (vec![b"COUPON.RESERVE", b"{s}:sale", b"v"], "ERR ledger"),
         (
@@ -527,18 +521,9 @@ fn ledger_and_option_errors_change_nothing() {
     // reservation's.
     assert_eq!(entries_after(&mut con, LEDGER, "").len(), 1);
     // ALTER may not undo a sale: below the confirmed claims.
-    let _: i64 = redis::cmd("COUPON.CONFIRM")
-        .arg(&["{s}:sale", "1", "LEDGER", LEDGER])
-        .query(&mut con)
-        .unwrap();
-    let _: Value = redis::cmd("COUPON.RESERVE")
-        .arg(&["{s}:sale", "w", "LEDGER", LEDGER])
-        .query(&mut con)
-        .unwrap();
-    let _: i64 = redis::cmd("COUPON.CONFIRM")
-        .arg(&["{s}:sale", "2", "LEDGER", LEDGER])
-        .query(&mut con)
-        .unwrap();
+    let _: i64 = ledgered(&mut con, "COUPON.CONFIRM", &["{s}:sale", "1"]);
+    let _: Value = ledgered(&mut con, "COUPON.RESERVE", &["{s}:sale", "w"]);
+    let _: i64 = ledgered(&mut con, "COUPON.CONFIRM", &["{s}:sale", "2"]);
     let below: Vec<(Vec<&[u8]>, &str)> = vec![
         (
             vec![
@@ -621,16 +606,10 @@ fn alter_lowers_and_raises_stock_live() {
     let mut con = server.con();
     create_with_ledger(&mut con, "{s}:sale", 3, 1, 600);
     for user in ["a", "b", "c"] {
-        let _: Value = redis::cmd("COUPON.RESERVE")
-            .arg(&["{s}:sale", user, "LEDGER", LEDGER])
-            .query(&mut con)
-            .unwrap();
+        let _: Value = ledgered(&mut con, "COUPON.RESERVE", &["{s}:sale", user]);
     }
     let alter = |con: &mut Connection, limit: &str| -> () {
-        redis::cmd("COUPON.ALTER")
-            .arg(&["{s}:sale", "LIMIT", limit, "LEDGER", LEDGER])
-            .query(con)
-            .unwrap()
+        ledgered(con, "COUPON.ALTER", &["{s}:sale", "LIMIT", limit])
     };
     alter(&mut con, "1");
     let info_now = info(&mut con, "{s}:sale");
@@ -640,10 +619,7 @@ fn alter_lowers_and_raises_stock_live() {
         "nothing live touched"
     );
     let confirm = |con: &mut Connection, claim: &str| -> i64 {
-        redis::cmd("COUPON.CONFIRM")
-            .arg(&["{s}:sale", claim, "LEDGER", LEDGER])
-            .query(con)
-            .unwrap()
+        ledgered(con, "COUPON.CONFIRM", &["{s}:sale", claim])
     };
     assert_eq!(confirm(&mut con, "1"), 1);
     assert_eq!(confirm(&mut con, "2"), -2, "the hold no longer fits");
@@ -676,10 +652,7 @@ fn alter_lowers_and_raises_stock_live() {
 }
 
 fn reserve_ledgered(con: &mut Connection, user: &str) -> (i64, i64) {
-    redis::cmd("COUPON.RESERVE")
-        .arg(&["{s}:sale", user, "LEDGER", LEDGER])
-        .query(con)
-        .unwrap()
+    ledgered(con, "COUPON.RESERVE", &["{s}:sale", user])
 }
 
 /// Many connections reserve carts of three products at once, the last
@@ -744,20 +717,18 @@ fn a_reclaim_worker_records_every_expiry_within_a_second() {
     let mut con = server.con();
     create_with_ledger(&mut con, "{s}:sale", 100, 1, 1);
     for user in 0..30 {
-        let _: Value = redis::cmd("COUPON.RESERVE")
-            .arg(&["{s}:sale", &format!("u{user}"), "LEDGER", LEDGER])
-            .query(&mut con)
-            .unwrap();
+        let _: Value = ledgered(
+            &mut con,
+            "COUPON.RESERVE",
+            &["{s}:sale", &format!("u{user}")],
+        );
     }
     let expires = now_ms() + 1_000;
     let mut reclaimed = 0;
     while reclaimed < 30 {
         assert!(now_ms() < expires + 2_500, "expiries not recorded in time");
         thread::sleep(Duration::from_millis(250));
-        let n: i64 = redis::cmd("COUPON.RECLAIM")
-            .arg(&["{s}:sale", "COUNT", "10", "LEDGER", LEDGER])
-            .query(&mut con)
-            .unwrap();
+        let n: i64 = ledgered(&mut con, "COUPON.RECLAIM", &["{s}:sale", "COUNT", "10"]);
         reclaimed += n;
     }
     let expired = entries_after(&mut con, LEDGER, "")
@@ -766,10 +737,7 @@ fn a_reclaim_worker_records_every_expiry_within_a_second() {
         .count();
     assert_eq!(expired, 30);
     assert_eq!(info_field(&mut con, "guard_coupon_reclaimed"), 30);
-    let nothing: i64 = redis::cmd("COUPON.RECLAIM")
-        .arg(&["{s}:sale", "LEDGER", LEDGER])
-        .query(&mut con)
-        .unwrap();
+    let nothing: i64 = ledgered(&mut con, "COUPON.RECLAIM", &["{s}:sale"]);
     assert_eq!(nothing, 0);
 }
 
@@ -824,10 +792,11 @@ fn acl_key_patterns_guard_the_ledger() {
         .arg(&["SETUSER", "shop", "~{s}:ledger"])
         .query(&mut admin)
         .unwrap();
-    let (claim, _): (i64, i64) = redis::cmd("COUPON.RESERVE")
-        .arg(&["{s}:sale", "u", "ID", "LEDGER", "LEDGER", LEDGER])
-        .query(&mut shop)
-        .unwrap();
+    let (claim, _): (i64, i64) = ledgered(
+        &mut shop,
+        "COUPON.RESERVE",
+        &["{s}:sale", "u", "ID", "LEDGER"],
+    );
     assert_eq!(claim, 1);
 }
 
@@ -867,10 +836,11 @@ fn the_ledger_and_a_cart_share_their_campaigns_slot() {
         0,
         "refused calls wrote nothing"
     );
-    let cart: Vec<i64> = redis::cmd("COUPON.RESERVEALL")
-        .arg(&["2", "{s}:sale", "{s}:more", "u", "LEDGER", LEDGER])
-        .query(&mut owner)
-        .unwrap();
+    let cart: Vec<i64> = ledgered(
+        &mut owner,
+        "COUPON.RESERVEALL",
+        &["2", "{s}:sale", "{s}:more", "u"],
+    );
     assert_eq!((cart[0], cart[2]), (1, 1));
     assert_eq!(entries_after(&mut owner, LEDGER, "").len(), 2);
 }
