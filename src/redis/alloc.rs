@@ -42,3 +42,17 @@ unsafe impl GlobalAlloc for ModuleAlloc {
         }
     }
 }
+
+/// The bytes the allocator gave for `ptr`, an allocation of `requested`
+/// bytes made by [`ModuleAlloc`] (0 for no allocation): its size class in
+/// Redis, which is what `used_memory` counts, so MEMORY USAGE can tell the
+/// truth; `requested` itself outside a server.
+pub fn allocated<T: ?Sized>(ptr: *const T, requested: usize) -> usize {
+    if requested == 0 || !in_redis() {
+        return requested;
+    }
+    // SAFETY: the server's allocator is in use (checked above), so `ptr`,
+    // a live allocation of `requested > 0` bytes made by `ModuleAlloc`,
+    // came from `RedisModule_Alloc`, which `RedisModule_MallocSize` reads.
+    unsafe { raw::RedisModule_MallocSize.unwrap()(ptr.cast_mut().cast()) }
+}

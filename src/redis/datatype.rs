@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use redis_module::raw;
 
+use super::alloc::allocated;
+
 /// Where a value writes itself: an RDB payload, or a digest.
 pub trait Writer {
     fn integer(&mut self, value: i64);
@@ -42,7 +44,8 @@ pub trait ModuleValue: Sized + Clone + 'static {
     fn read(input: &mut dyn Reader, version: i32) -> Option<Self>;
     /// The commands that rebuild the value, for AOF rewrite.
     fn rewrite(&self) -> Vec<AofCommand>;
-    /// Bytes used, for MEMORY USAGE.
+    /// Bytes the allocator gave for what the value owns beyond its own
+    /// box (size classes, see [`super::allocated`]), for MEMORY USAGE.
     fn memory(&self) -> usize;
     /// Work to free it (about one unit an allocation): above
     /// `lazyfree-lazy-*`'s threshold Redis frees it on its lazyfree thread.
@@ -276,10 +279,18 @@ extern "C" fn aof_rewrite<T: ModuleValue>(
     })
 }
 
+/// The two headers Redis makes for a module value (its object and its
+/// module value, 16 bytes each), which MEMORY USAGE leaves to the type; it
+/// adds the key's name and entry itself.
+const VALUE_HEADERS: usize = 32;
+
+/// What the allocator gave for the value: its headers, its box, and what
+/// it owns (`memory`, which counts size classes too).
 extern "C" fn mem_usage<T: ModuleValue>(value: *const c_void) -> usize {
     // SAFETY: Redis passes a value of this type, made by `into_raw`.
     guarded(0, || {
-        std::mem::size_of::<T>() + unsafe { value_of::<T>(value) }.memory()
+        let boxed = allocated(value, std::mem::size_of::<T>());
+        VALUE_HEADERS + boxed + unsafe { value_of::<T>(value) }.memory()
     })
 }
 

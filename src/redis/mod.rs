@@ -36,7 +36,7 @@ mod load;
 mod propagate;
 mod spec;
 
-pub use alloc::ModuleAlloc;
+pub use alloc::{allocated, ModuleAlloc};
 pub use call::SetCall;
 pub use datatype::{AofCommand, DataType, ModuleValue, Reader, Writer};
 pub use entry::{callback, callback_finding_keys, Arg, Ctx, FindsKeys, Handler};

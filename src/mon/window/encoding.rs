@@ -53,8 +53,8 @@ impl ModuleValue for Window {
         self.heap_bytes()
     }
 
-    /// Two allocations, whatever their length: never worth the lazyfree
-    /// thread.
+    /// At most three allocations (the value, its ring, its reports),
+    /// whatever its length: never worth the lazyfree thread.
     fn free_effort(&self) -> usize {
         1
     }

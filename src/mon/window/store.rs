@@ -1,50 +1,120 @@
-//! A sliding window as stored: its shape, the sums of its live buckets in
-//! time order with their total, and the thresholds it reported lately.
-//! [`Window::apply`] is the only way it changes; it refuses an effect that
-//! does not fit, whoever sent it, and changes nothing then. Everything is
-//! owned outright, so a copy may be freed on Redis's lazyfree thread.
-
-use std::collections::VecDeque;
+//! A sliding window as stored: its shape, the newest bucket's number and
+//! sum, the total, a ring of the older buckets' sums sized once from
+//! BUCKETS, and the thresholds it reported lately. [`Window::apply`] is the
+//! only way it changes; it refuses an effect that does not fit, whoever
+//! sent it, and changes nothing then. Everything is owned outright, so a
+//! copy may be freed on Redis's lazyfree thread.
+//!
+//! Bucket `b` lives in slot `b mod buckets`: a slot holds the sum of the
+//! one bucket of that residue within a window of the newest (0 for none),
+//! so the ring needs no bucket numbers. Slots are 4 bytes until a sum
+//! passes `u32::MAX`, then the ring widens to 8 for good.
 
 use super::effect::Effect;
 use super::shape::Shape;
+use crate::redis::allocated;
 use crate::replicated::ApplyError;
 
 /// Most reports a window remembers.
 pub const MAX_REPORTS: usize = 32;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The sums of the buckets before the newest, by slot.
+#[derive(Debug, Clone)]
+enum Ring {
+    Narrow(Box<[u32]>),
+    Wide(Box<[i64]>),
+}
+
+impl Ring {
+    fn get(&self, slot: usize) -> i64 {
+        match self {
+            Ring::Narrow(sums) => i64::from(sums[slot]),
+            Ring::Wide(sums) => sums[slot],
+        }
+    }
+
+    /// `sum` is a bucket's, so never negative.
+    fn set(&mut self, slot: usize, sum: i64) {
+        match self {
+            Ring::Narrow(sums) => match u32::try_from(sum) {
+                Ok(narrow) => sums[slot] = narrow,
+                Err(_) => {
+                    let mut wide: Box<[i64]> = sums.iter().map(|&s| i64::from(s)).collect();
+                    wide[slot] = sum;
+                    *self = Ring::Wide(wide);
+                }
+            },
+            Ring::Wide(sums) => sums[slot] = sum,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Ring::Narrow(sums) => sums.len(),
+            Ring::Wide(sums) => sums.len(),
+        }
+    }
+
+    fn allocated(&self) -> usize {
+        match self {
+            Ring::Narrow(sums) => allocated(sums.as_ptr(), std::mem::size_of_val(&**sums)),
+            Ring::Wide(sums) => allocated(sums.as_ptr(), std::mem::size_of_val(&**sums)),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
 pub struct Window {
     shape: Shape,
-    /// The latest bucket (bucket number, sum of its adds), kept in the
+    /// The newest bucket held, and its sum (0 while the window holds
+    /// nothing: every bucket held has a sum of 1 or more). Kept in the
     /// value itself: most adds land in it and touch no other memory.
-    last: Option<(i64, i64)>,
-    /// The live buckets before it, bucket numbers increasing, all within
-    /// `buckets` of the last.
-    earlier: VecDeque<(i64, i64)>,
-    /// The oldest bucket number held (`i64::MAX` when empty): while it is
-    /// live, nothing has aged out and `earlier` need not be read.
-    oldest: i64,
+    newest: i64,
+    newest_sum: i64,
     /// The sum of every bucket held.
     total: i64,
+    /// The buckets within a window before the newest; made at the first
+    /// add (a window that is only looked at allocates nothing).
+    ring: Ring,
     /// (threshold, reported at ms), one per threshold, at most 32.
     reports: Vec<(i64, i64)>,
 }
+
+/// Equal when they hold the same buckets and reports, whatever the ring's
+/// width.
+impl PartialEq for Window {
+    fn eq(&self, other: &Self) -> bool {
+        self.shape == other.shape
+            && self.total == other.total
+            && self.reports == other.reports
+            && self.buckets().eq(other.buckets())
+    }
+}
+
+impl Eq for Window {}
 
 impl Window {
     pub fn new(shape: Shape) -> Self {
         Window {
             shape,
-            last: None,
-            earlier: VecDeque::new(),
-            oldest: i64::MAX,
+            newest: 0,
+            newest_sum: 0,
             total: 0,
+            ring: Ring::Narrow(Box::new([])),
             reports: Vec::new(),
         }
     }
 
     pub fn shape(&self) -> Shape {
         self.shape
+    }
+
+    fn is_empty(&self) -> bool {
+        self.newest_sum == 0
+    }
+
+    fn slot(&self, bucket: i64) -> usize {
+        bucket.rem_euclid(self.shape.buckets) as usize
     }
 
     /// The bucket an add at `now` goes to: always its time's, never a
@@ -57,23 +127,35 @@ impl Window {
     /// Is a bucket numbered after `bucket` held (written while the clock
     /// ran ahead, or loaded from such a server)?
     pub fn holds_after(&self, bucket: i64) -> bool {
-        self.last.is_some_and(|(last, _)| last > bucket)
+        !self.is_empty() && self.newest > bucket
+    }
+
+    /// The ring's buckets numbered `from..to` that are held: (bucket, sum).
+    fn ring_buckets(&self, from: i64, to: i64) -> impl Iterator<Item = (i64, i64)> + '_ {
+        let from = from.max(self.newest - self.shape.buckets + 1);
+        let to = to.min(self.newest);
+        (from..to)
+            .filter(|_| self.ring.len() > 0)
+            .map(|bucket| (bucket, self.ring.get(self.slot(bucket))))
+            .filter(|&(_, sum)| sum > 0)
     }
 
     /// The sum of the adds held in buckets older than `oldest_live`.
+    /// Walks only the buckets that have aged out, which the next add drops.
     fn aged_before(&self, oldest_live: i64) -> i64 {
-        if self.oldest >= oldest_live {
+        if self.is_empty() || oldest_live <= self.newest - self.shape.buckets + 1 {
             return 0;
         }
-        self.buckets()
-            .take_while(|(bucket, _)| *bucket < oldest_live)
+        if oldest_live > self.newest {
+            return self.total;
+        }
+        self.ring_buckets(i64::MIN, oldest_live)
             .map(|(_, sum)| sum)
             .sum()
     }
 
     /// The sum of the adds that count at `now`: those whose bucket is less
-    /// than `buckets` behind now's. Walks only the buckets that have aged
-    /// out, which the next add drops.
+    /// than `buckets` behind now's.
     pub fn sum_at(&self, now: i64) -> i64 {
         let oldest_live = now.div_euclid(self.shape.bucket_ms()) - self.shape.buckets + 1;
         self.total - self.aged_before(oldest_live)
@@ -88,7 +170,8 @@ impl Window {
 
     /// The buckets held, oldest first.
     pub fn buckets(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
-        self.earlier.iter().copied().chain(self.last)
+        let newest = (!self.is_empty()).then_some((self.newest, self.newest_sum));
+        self.ring_buckets(i64::MIN, self.newest).chain(newest)
     }
 
     pub fn reports(&self) -> &[(i64, i64)] {
@@ -122,35 +205,33 @@ impl Window {
         if amount < 1 {
             return Err("an add of nothing");
         }
-        if self.last.is_some_and(|(last, _)| bucket < last) {
+        if !self.is_empty() && bucket < self.newest {
             return Err("an add to a bucket older than the last");
         }
-        let oldest_kept = bucket - self.shape.buckets + 1;
-        let total = (self.total - self.aged_before(oldest_kept))
+        let aged = self.aged_before(bucket - self.shape.buckets + 1);
+        let total = (self.total - aged)
             .checked_add(amount)
             .ok_or("the sum would overflow")?;
         // Checked; from here on nothing fails.
-        if self.oldest < oldest_kept {
-            while self.earlier.front().is_some_and(|&(b, _)| b < oldest_kept) {
-                self.earlier.pop_front();
-            }
-            if self.last.is_some_and(|(last, _)| last < oldest_kept) {
-                self.last = None;
-            }
-            self.oldest = self
-                .earlier
-                .front()
-                .or(self.last.as_ref())
-                .map_or(i64::MAX, |b| b.0);
+        if self.ring.len() == 0 {
+            self.ring = Ring::Narrow(vec![0; self.shape.buckets as usize].into_boxed_slice());
         }
-        match &mut self.last {
-            Some((last, sum)) if *last == bucket => *sum += amount,
-            _ => {
-                if let Some(closed) = self.last.replace((bucket, amount)) {
-                    self.earlier.push_back(closed);
-                }
-                self.oldest = self.oldest.min(bucket);
+        if self.is_empty() {
+            (self.newest, self.newest_sum) = (bucket, amount);
+        } else if bucket == self.newest {
+            self.newest_sum += amount;
+        } else {
+            // The buckets that age out hold the slots of those after the
+            // newest up to `bucket`: empty them, then close the newest into
+            // its slot unless it aged out too.
+            let emptied = (bucket - self.newest).min(self.shape.buckets);
+            for next in self.newest + 1..=self.newest + emptied {
+                self.ring.set(self.slot(next), 0);
             }
+            if bucket - self.newest < self.shape.buckets {
+                self.ring.set(self.slot(self.newest), self.newest_sum);
+            }
+            (self.newest, self.newest_sum) = (bucket, amount);
         }
         self.total = total;
         Ok(())
@@ -166,24 +247,20 @@ impl Window {
         }
         // Checked; from here on nothing fails. Each sum is part of the
         // total, so their sum fits too.
-        let mut moved = 0;
-        while let Some((_, sum)) = self.last.filter(|&(last, _)| last > bucket) {
+        let later: Vec<(i64, i64)> = self.ring_buckets(bucket + 1, self.newest).collect();
+        let mut moved = self.newest_sum;
+        for (later, sum) in later {
             moved += sum;
-            self.last = self.earlier.pop_back();
+            self.ring.set(self.slot(later), 0);
         }
-        match &mut self.last {
-            Some((last, sum)) if *last == bucket => *sum += moved,
-            _ => {
-                if let Some(closed) = self.last.replace((bucket, moved)) {
-                    self.earlier.push_back(closed);
-                }
-            }
+        let kept = self
+            .ring_buckets(bucket, bucket + 1)
+            .map(|(_, sum)| sum)
+            .sum::<i64>();
+        if kept > 0 {
+            self.ring.set(self.slot(bucket), 0);
         }
-        self.oldest = self
-            .earlier
-            .front()
-            .or(self.last.as_ref())
-            .map_or(i64::MAX, |b| b.0);
+        (self.newest, self.newest_sum) = (bucket, kept + moved);
         Ok(())
     }
 
@@ -205,9 +282,10 @@ impl Window {
         Ok(())
     }
 
+    /// What the allocator gave for the ring and the reports.
     pub fn heap_bytes(&self) -> usize {
-        self.earlier.capacity() * std::mem::size_of::<(i64, i64)>()
-            + self.reports.capacity() * std::mem::size_of::<(i64, i64)>()
+        let reports = self.reports.capacity() * std::mem::size_of::<(i64, i64)>();
+        self.ring.allocated() + allocated(self.reports.as_ptr(), reports)
     }
 }
 
@@ -306,6 +384,106 @@ mod tests {
             assert_eq!(w, before);
         }
         add(&mut w, i64::MAX / 1000, 1);
+    }
+
+    /// The rule as a plain list of (bucket, sum), written without the
+    /// ring: what the window must equal after any run of effects.
+    #[derive(Default)]
+    struct Model(std::collections::BTreeMap<i64, i64>);
+
+    impl Model {
+        fn add(&mut self, n: i64, bucket: i64, amount: i64) -> bool {
+            if self.0.keys().next_back().is_some_and(|&b| bucket < b) {
+                return false;
+            }
+            let kept: i64 = self.0.range(bucket - n + 1..).map(|(_, s)| s).sum();
+            if kept.checked_add(amount).is_none() {
+                return false;
+            }
+            self.0.retain(|&b, _| b > bucket - n);
+            *self.0.entry(bucket).or_default() += amount;
+            true
+        }
+
+        fn fold(&mut self, bucket: i64) -> bool {
+            let later: Vec<i64> = self.0.range(bucket + 1..).map(|(&b, _)| b).collect();
+            if later.is_empty() {
+                return false;
+            }
+            let moved: i64 = later.iter().map(|b| self.0.remove(b).unwrap()).sum();
+            *self.0.entry(bucket).or_default() += moved;
+            true
+        }
+
+        fn sum_at(&self, n: i64, bucket: i64) -> i64 {
+            self.0.range(bucket - n + 1..).map(|(_, s)| s).sum()
+        }
+    }
+
+    #[test]
+    fn the_ring_equals_a_plain_list_of_buckets_under_any_run_of_effects() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |below: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % below
+        };
+        for (window_ms, buckets) in [(60_000, 60), (5_000, 5), (3_000, 1), (7_000, 7)] {
+            let shape = Shape { window_ms, buckets };
+            for _ in 0..200 {
+                let (mut w, mut model) = (Window::new(shape), Model::default());
+                let mut at = 1_000 + next(50) as i64;
+                for _ in 0..60 {
+                    // Mostly forward, sometimes far, sometimes back.
+                    at = match next(10) {
+                        0 => at + next(4 * buckets as u64) as i64,
+                        1 => (at - next(2 * buckets as u64) as i64).max(0),
+                        _ => at + next(2) as i64,
+                    };
+                    let amount = match next(20) {
+                        0 => (1 << 33) + next(1 << 20) as i64, // past u32
+                        1 => i64::MAX / 2,
+                        _ => 1 + next(5) as i64,
+                    };
+                    let before = w.clone();
+                    let (took, expected) = match next(4) {
+                        0 => (
+                            w.apply(&Effect::Fold { bucket: at }).is_ok(),
+                            model.fold(at),
+                        ),
+                        _ => (
+                            w.apply(&Effect::Add { bucket: at, amount }).is_ok(),
+                            model.add(buckets, at, amount),
+                        ),
+                    };
+                    assert_eq!(took, expected, "{shape:?} at {at}");
+                    if !took {
+                        assert_eq!(w, before);
+                    }
+                    let held: Vec<(i64, i64)> = model.0.iter().map(|(&b, &s)| (b, s)).collect();
+                    assert_eq!(w.buckets().collect::<Vec<_>>(), held, "{shape:?}");
+                    for later in [at, at + 1, at + buckets - 1, at + buckets, at + 3 * buckets] {
+                        let now = later * (window_ms / buckets);
+                        assert_eq!(w.sum_at(now), model.sum_at(buckets, later), "{shape:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_ring_widened_by_a_big_sum_equals_a_narrow_one_once_it_ages_out() {
+        let mut wide = Window::new(SHAPE);
+        add(&mut wide, 100, 1 << 40);
+        add(&mut wide, 101, 1); // closes 100 into the ring: it widens
+        assert!(matches!(wide.ring, Ring::Wide(_)));
+        add(&mut wide, 200, 3);
+        let mut narrow = Window::new(SHAPE);
+        add(&mut narrow, 200, 3);
+        assert!(matches!(narrow.ring, Ring::Narrow(_)));
+        assert_eq!(wide, narrow);
+        assert_eq!(wide.sum_at(200_000), 3);
     }
 
     #[test]
