@@ -38,10 +38,14 @@ run: build
 
 # Unit tests, then integration tests against real redis-servers that the
 # tests start on free loopback ports; then the proof that the fuzzer fails
-# against a build whose MON.INCRCHECK panics.
+# against a build whose MON.INCRCHECK panics; then active defragmentation
+# on Redis 8.2 (fetched as make test-matrix does), the one server here
+# built to defragment.
 test: build
 	cargo test --release
 	TARGET_DIR=$(TARGET_DIR) tests/fuzz-proof.sh
+	redis82=$$(TARGET_DIR=$(TARGET_DIR) tests/matrix.sh --path redis-8.2) && \
+	  GUARD_SERVER=$$redis82 cargo test --release --test defrag -- --nocapture
 
 # That proof alone (the fuzz suite must have been built: make test does).
 fuzz-proof: build

@@ -72,13 +72,15 @@ pub static THROTTLE_LIMITED: Counter = Counter::new();
 pub static THROTTLE_ALL_CALLS: Counter = Counter::new();
 pub static THROTTLE_ALL_ALLOWED: Counter = Counter::new();
 pub static THROTTLE_ALL_LIMITED: Counter = Counter::new();
+/// Allocations of module values that active defragmentation moved.
+pub static DEFRAG_MOVES: Counter = Counter::new();
 /// Replies that are the module's own failure, not the caller's: a caught
 /// panic, an effect its value refused (see `ErrorReply::internal`). Any
 /// non-zero value is a bug to report.
 pub static INTERNAL_ERRORS: Counter = Counter::new();
 
 /// Every counter with its INFO field name, in the order INFO prints them.
-pub const FIELDS: [(&str, &Counter); 31] = [
+pub const FIELDS: [(&str, &Counter); 32] = [
     ("mon_incrcheck_calls", &MON_INCRCHECK_CALLS),
     ("mon_crossings", &MON_CROSSINGS),
     ("mon_decrclamp_calls", &MON_DECRCLAMP_CALLS),
@@ -109,6 +111,7 @@ pub const FIELDS: [(&str, &Counter); 31] = [
     ("throttle_all_calls", &THROTTLE_ALL_CALLS),
     ("throttle_all_allowed", &THROTTLE_ALL_ALLOWED),
     ("throttle_all_limited", &THROTTLE_ALL_LIMITED),
+    ("defrag_moves", &DEFRAG_MOVES),
     ("internal_errors", &INTERNAL_ERRORS),
 ];
 

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use redis_module::raw;
 
 use super::alloc::allocated;
+use super::defrag::{self, Mover};
 
 /// Where a value writes itself: an RDB payload, or a digest.
 pub trait Writer {
@@ -50,6 +51,10 @@ pub trait ModuleValue: Sized + Clone + 'static {
     /// Work to free it (about one unit an allocation): above
     /// `lazyfree-lazy-*`'s threshold Redis frees it on its lazyfree thread.
     fn free_effort(&self) -> usize;
+    /// Moves what the value owns out of fragmented pages (its own box is
+    /// moved already), from `from` (0 at first, else where it stopped):
+    /// `Some(resume)` when `mover` asked it to stop, `None` when done.
+    fn defrag(&mut self, mover: &mut Mover, from: u64) -> Option<u64>;
 }
 
 /// A registered data type; `register` at load, then keys can hold `T`.
@@ -86,7 +91,11 @@ impl<T: ModuleValue> DataType<T> {
             free_effort: Some(free_effort::<T>),
             unlink: None,
             copy: Some(copy::<T>),
-            defrag: None,
+            defrag: if defrag::available() {
+                Some(defrag::<T>)
+            } else {
+                None
+            },
             mem_usage2: None,
             free_effort2: None,
             unlink2: None,
@@ -309,6 +318,36 @@ extern "C" fn free_effort<T: ModuleValue>(
 ) -> usize {
     // SAFETY: Redis passes a value of this type, made by `into_raw`.
     guarded(1, || unsafe { value_of::<T>(value) }.free_effort())
+}
+
+/// Moves the value's box, then what it owns, resuming where Redis's cursor
+/// says: 1 when more is left for a later call, 0 when done.
+extern "C" fn defrag<T: ModuleValue>(
+    ctx: *mut raw::RedisModuleDefragCtx,
+    _key: *mut raw::RedisModuleString,
+    value: *mut *mut c_void,
+) -> c_int {
+    guarded(0, || {
+        // SAFETY: the context of this callback, dropped before it returns.
+        let mut mover = unsafe { Mover::new(ctx) };
+        // SAFETY: `value` is where Redis keeps its pointer to a value of
+        // this type, made by `into_raw` (a box): a moved box is written
+        // back there, and the old address is not used again.
+        let value = unsafe {
+            if let Some(moved) = mover.moved((*value).cast::<T>()) {
+                *value = moved.cast();
+            }
+            &mut *(*value).cast::<T>()
+        };
+        let from = mover.cursor();
+        match value.defrag(&mut mover, from) {
+            Some(resume) => {
+                mover.set_cursor(resume);
+                1
+            }
+            None => 0,
+        }
+    })
 }
 
 /// Runs on Redis's main thread or on its lazyfree thread: values own all

@@ -13,7 +13,7 @@
 use super::effect::{Effect, Totals};
 use super::settings::{Ledger, Settings};
 use super::store::{Campaign, ClaimState};
-use crate::redis::{AofCommand, DataType, ModuleValue, Reader, Writer};
+use crate::redis::{AofCommand, DataType, ModuleValue, Mover, Reader, Writer};
 use crate::replicated::rewrite;
 
 /// The `guard-cpn` data type.
@@ -82,6 +82,10 @@ impl ModuleValue for Campaign {
 
     fn free_effort(&self) -> usize {
         Campaign::free_effort(self)
+    }
+
+    fn defrag(&mut self, _mover: &mut Mover, _from: u64) -> Option<u64> {
+        None
     }
 }
 

@@ -8,7 +8,7 @@
 use super::effect::Effect;
 use super::shape::Shape;
 use super::store::{Window, MAX_REPORTS};
-use crate::redis::{AofCommand, DataType, ModuleValue, Reader, Writer};
+use crate::redis::{AofCommand, DataType, ModuleValue, Mover, Reader, Writer};
 use crate::replicated::rewrite;
 
 /// The `guard-win` data type.
@@ -57,6 +57,12 @@ impl ModuleValue for Window {
     /// whatever its length: never worth the lazyfree thread.
     fn free_effort(&self) -> usize {
         1
+    }
+
+    /// Two buffers at most: never stops half way.
+    fn defrag(&mut self, mover: &mut Mover, _from: u64) -> Option<u64> {
+        Window::defrag(self, mover);
+        None
     }
 }
 

@@ -12,7 +12,7 @@
 
 use super::effect::Effect;
 use super::shape::Shape;
-use crate::redis::allocated;
+use crate::redis::{allocated, Mover};
 use crate::replicated::ApplyError;
 
 /// Most reports a window remembers.
@@ -280,6 +280,15 @@ impl Window {
             self.reports.remove(oldest);
         }
         Ok(())
+    }
+
+    /// Moves the ring and the reports if the allocator advises it.
+    pub fn defrag(&mut self, mover: &mut Mover) {
+        match &mut self.ring {
+            Ring::Narrow(sums) => mover.boxed_slice(sums),
+            Ring::Wide(sums) => mover.boxed_slice(sums),
+        }
+        mover.vec(&mut self.reports);
     }
 
     /// What the allocator gave for the ring and the reports.
