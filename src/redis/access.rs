@@ -91,7 +91,10 @@ impl<'call> OpenKey<'call> {
 
     /// The value of data type `T` held here: `None` for a missing key,
     /// WRONGTYPE for a key of any other type.
-    pub fn value<T: ModuleValue>(&self, data_type: &DataType<T>) -> Result<Option<&T>, ErrorReply> {
+    pub fn value<T: ModuleValue + ?Sized>(
+        &self,
+        data_type: &DataType<T>,
+    ) -> Result<Option<&T>, ErrorReply> {
         self.value_ptr(data_type)
             // SAFETY: a value of this type, owned by the key, which stays
             // open (and so the value alive) while `self` is borrowed.
@@ -99,7 +102,7 @@ impl<'call> OpenKey<'call> {
     }
 
     /// As [`OpenKey::value`], for changing it in place.
-    pub fn value_mut<T: ModuleValue>(
+    pub fn value_mut<T: ModuleValue + ?Sized>(
         &mut self,
         data_type: &DataType<T>,
     ) -> Result<Option<&mut T>, ErrorReply> {
@@ -108,7 +111,7 @@ impl<'call> OpenKey<'call> {
             .map(|value| value.map(|ptr| unsafe { &mut *ptr }))
     }
 
-    fn value_ptr<T: ModuleValue>(
+    fn value_ptr<T: ModuleValue + ?Sized>(
         &self,
         data_type: &DataType<T>,
     ) -> Result<Option<*mut T>, ErrorReply> {
@@ -122,9 +125,9 @@ impl<'call> OpenKey<'call> {
                     if raw::RedisModule_ModuleTypeGetType.unwrap()(handle) != data_type.raw() {
                         return Err(WRONGTYPE);
                     }
-                    Ok(Some(
-                        raw::RedisModule_ModuleTypeGetValue.unwrap()(handle).cast::<T>(),
-                    ))
+                    Ok(Some(T::from_thin(
+                        raw::RedisModule_ModuleTypeGetValue.unwrap()(handle)
+                    )))
                 }
             }
             _ => Err(WRONGTYPE),
@@ -132,10 +135,10 @@ impl<'call> OpenKey<'call> {
     }
 
     /// Stores `value` as this (empty, writable) key's value.
-    pub fn set_value<T: ModuleValue>(
+    pub fn set_value<T: ModuleValue + ?Sized>(
         &mut self,
         data_type: &DataType<T>,
-        value: T,
+        value: Box<T>,
     ) -> Result<(), ErrorReply> {
         let value = into_raw(value);
         // SAFETY: a key open for writing; on success Redis owns the value
@@ -143,7 +146,7 @@ impl<'call> OpenKey<'call> {
         unsafe {
             let set = raw::RedisModule_ModuleTypeSetValue.unwrap();
             if set(self.handle.as_ptr(), data_type.raw(), value) != raw::REDISMODULE_OK as c_int {
-                drop(Box::from_raw(value.cast::<T>()));
+                drop(Box::from_raw(T::from_thin(value)));
                 return Err(ErrorReply::new("ERR redis-guard could not store the value"));
             }
         }

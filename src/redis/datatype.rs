@@ -13,6 +13,7 @@ use redis_module::raw;
 
 use super::alloc::allocated;
 use super::defrag::{self, Mover};
+use super::tailed::Thin;
 
 /// Where a value writes itself: an RDB payload, or a digest.
 pub trait Writer {
@@ -30,7 +31,9 @@ pub trait Reader {
 /// the key.
 pub type AofCommand = (&'static CStr, Vec<Vec<u8>>);
 
-pub trait ModuleValue: Sized + Clone + 'static {
+/// A module type's value: kept by Redis behind one thin pointer ([`Thin`]:
+/// a plain box, or one block with a run sized at creation).
+pub trait ModuleValue: Thin + 'static {
     /// Exactly 9 characters, as Redis requires.
     const NAME: &'static CStr;
     /// Written beside every RDB payload; `read` gets it back. A payload of
@@ -42,7 +45,9 @@ pub trait ModuleValue: Sized + Clone + 'static {
     /// RDB load of any version up to [`Self::ENCODING_VERSION`]: every
     /// version ever released keeps its loader (tests/golden holds a
     /// payload of each); `None` rejects the payload.
-    fn read(input: &mut dyn Reader, version: i32) -> Option<Self>;
+    fn read(input: &mut dyn Reader, version: i32) -> Option<Box<Self>>;
+    /// A deep copy, sharing nothing (COPY).
+    fn duplicate(&self) -> Box<Self>;
     /// The commands that rebuild the value, for AOF rewrite.
     fn rewrite(&self) -> Vec<AofCommand>;
     /// Bytes the allocator gave for what the value owns beyond its own
@@ -58,12 +63,12 @@ pub trait ModuleValue: Sized + Clone + 'static {
 }
 
 /// A registered data type; `register` at load, then keys can hold `T`.
-pub struct DataType<T> {
+pub struct DataType<T: ?Sized> {
     raw: AtomicPtr<raw::RedisModuleType>,
-    _value: PhantomData<fn() -> T>,
+    _value: PhantomData<fn() -> Box<T>>,
 }
 
-impl<T: ModuleValue> DataType<T> {
+impl<T: ModuleValue + ?Sized> DataType<T> {
     pub const fn new() -> Self {
         DataType {
             raw: AtomicPtr::new(std::ptr::null_mut()),
@@ -123,7 +128,7 @@ impl<T: ModuleValue> DataType<T> {
     }
 }
 
-impl<T: ModuleValue> Default for DataType<T> {
+impl<T: ModuleValue + ?Sized> Default for DataType<T> {
     fn default() -> Self {
         Self::new()
     }
@@ -133,12 +138,12 @@ impl<T: ModuleValue> Default for DataType<T> {
 ///
 /// # Safety
 /// `value` came from [`into_raw`] for this `T` and is not freed yet.
-unsafe fn value_of<'a, T>(value: *const c_void) -> &'a T {
-    &*value.cast::<T>()
+unsafe fn value_of<'a, T: Thin + ?Sized>(value: *const c_void) -> &'a T {
+    &*T::from_thin(value.cast_mut())
 }
 
-pub(super) fn into_raw<T>(value: T) -> *mut c_void {
-    Box::into_raw(Box::new(value)).cast()
+pub(super) fn into_raw<T: Thin + ?Sized>(value: Box<T>) -> *mut c_void {
+    T::into_thin(value)
 }
 
 struct RdbWriter(*mut raw::RedisModuleIO);
@@ -216,7 +221,10 @@ fn guarded<R>(fallback: R, body: impl FnOnce() -> R) -> R {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(fallback)
 }
 
-extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
+extern "C" fn rdb_load<T: ModuleValue + ?Sized>(
+    rdb: *mut raw::RedisModuleIO,
+    encver: c_int,
+) -> *mut c_void {
     guarded(std::ptr::null_mut(), || {
         if encver > T::ENCODING_VERSION {
             // Written by a newer module (a downgrade, or a replica not yet
@@ -243,14 +251,14 @@ extern "C" fn rdb_load<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
     })
 }
 
-extern "C" fn rdb_save<T: ModuleValue>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+extern "C" fn rdb_save<T: ModuleValue + ?Sized>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     // SAFETY: Redis passes a value of this type, made by `into_raw`.
     guarded((), || {
         unsafe { value_of::<T>(value) }.write(&mut RdbWriter(rdb))
     })
 }
 
-extern "C" fn aof_rewrite<T: ModuleValue>(
+extern "C" fn aof_rewrite<T: ModuleValue + ?Sized>(
     aof: *mut raw::RedisModuleIO,
     key: *mut raw::RedisModuleString,
     value: *mut c_void,
@@ -295,15 +303,17 @@ const VALUE_HEADERS: usize = 32;
 
 /// What the allocator gave for the value: its headers, its box, and what
 /// it owns (`memory`, which counts size classes too).
-extern "C" fn mem_usage<T: ModuleValue>(value: *const c_void) -> usize {
+extern "C" fn mem_usage<T: ModuleValue + ?Sized>(value: *const c_void) -> usize {
     // SAFETY: Redis passes a value of this type, made by `into_raw`.
     guarded(0, || {
-        let boxed = allocated(value, std::mem::size_of::<T>());
-        VALUE_HEADERS + boxed + unsafe { value_of::<T>(value) }.memory()
+        // SAFETY: as above.
+        let value = unsafe { value_of::<T>(value) };
+        let boxed = allocated(value, std::mem::size_of_val(value));
+        VALUE_HEADERS + boxed + value.memory()
     })
 }
 
-extern "C" fn digest<T: ModuleValue>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+extern "C" fn digest<T: ModuleValue + ?Sized>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     guarded((), || {
         // SAFETY: Redis passes a value of this type, made by `into_raw`,
         // and the digest handle of this call.
@@ -312,7 +322,7 @@ extern "C" fn digest<T: ModuleValue>(md: *mut raw::RedisModuleDigest, value: *mu
     })
 }
 
-extern "C" fn free_effort<T: ModuleValue>(
+extern "C" fn free_effort<T: ModuleValue + ?Sized>(
     _key: *mut raw::RedisModuleString,
     value: *const c_void,
 ) -> usize {
@@ -322,7 +332,7 @@ extern "C" fn free_effort<T: ModuleValue>(
 
 /// Moves the value's box, then what it owns, resuming where Redis's cursor
 /// says: 1 when more is left for a later call, 0 when done.
-extern "C" fn defrag<T: ModuleValue>(
+extern "C" fn defrag<T: ModuleValue + ?Sized>(
     ctx: *mut raw::RedisModuleDefragCtx,
     _key: *mut raw::RedisModuleString,
     value: *mut *mut c_void,
@@ -334,10 +344,10 @@ extern "C" fn defrag<T: ModuleValue>(
         // this type, made by `into_raw` (a box): a moved box is written
         // back there, and the old address is not used again.
         let value = unsafe {
-            if let Some(moved) = mover.moved((*value).cast::<T>()) {
+            if let Some(moved) = mover.moved((*value).cast::<u8>()) {
                 *value = moved.cast();
             }
-            &mut *(*value).cast::<T>()
+            &mut *T::from_thin(*value)
         };
         let from = mover.cursor();
         match value.defrag(&mut mover, from) {
@@ -352,18 +362,18 @@ extern "C" fn defrag<T: ModuleValue>(
 
 /// Runs on Redis's main thread or on its lazyfree thread: values own all
 /// their memory (no shared buffers), so either is safe.
-extern "C" fn free<T: ModuleValue>(value: *mut c_void) {
+extern "C" fn free<T: ModuleValue + ?Sized>(value: *mut c_void) {
     // SAFETY: Redis frees each value once; it was made by `into_raw`.
-    guarded((), || drop(unsafe { Box::from_raw(value.cast::<T>()) }))
+    guarded((), || drop(unsafe { Box::from_raw(T::from_thin(value)) }))
 }
 
-extern "C" fn copy<T: ModuleValue>(
+extern "C" fn copy<T: ModuleValue + ?Sized>(
     _from: *mut raw::RedisModuleString,
     _to: *mut raw::RedisModuleString,
     value: *const c_void,
 ) -> *mut c_void {
     // SAFETY: Redis passes a value of this type, made by `into_raw`.
     guarded(std::ptr::null_mut(), || {
-        into_raw(unsafe { value_of::<T>(value) }.clone())
+        into_raw(unsafe { value_of::<T>(value) }.duplicate())
     })
 }

@@ -19,7 +19,7 @@ pub trait AnyDataType: Sync {
     fn register(&self, ctx: &Context) -> Result<(), String>;
 }
 
-impl<T: ModuleValue> AnyDataType for DataType<T> {
+impl<T: ModuleValue + ?Sized> AnyDataType for DataType<T> {
     fn register(&self, ctx: &Context) -> Result<(), String> {
         DataType::register(self, ctx.ctx)
     }

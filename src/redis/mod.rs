@@ -36,6 +36,7 @@ mod key;
 mod load;
 mod propagate;
 mod spec;
+mod tailed;
 
 pub use alloc::{allocated, ModuleAlloc};
 pub use call::SetCall;
@@ -47,3 +48,4 @@ pub use key::{CommandKey, OpenKey};
 pub use load::load;
 pub use propagate::{KeptWord, PlainWrite, Word, Words};
 pub use spec::{ArgDoc, Command, KeyAccess, Keys};
+pub use tailed::{Boxed, TailLength, Tailed};

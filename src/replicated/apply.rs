@@ -11,7 +11,7 @@ use crate::reply::{CommandResult, ErrorReply, Reply};
 const ARGS: &[ArgDoc] = &[ArgDoc::KEY, ArgDoc::string(c"op").multiple()];
 
 /// The APPLY command of `T`; the type names and documents it.
-pub const fn command<T: Replicated>(
+pub const fn command<T: Replicated + ?Sized>(
     name: &'static std::ffi::CStr,
     summary: &'static std::ffi::CStr,
     complexity: &'static std::ffi::CStr,
@@ -30,9 +30,9 @@ pub const fn command<T: Replicated>(
     }
 }
 
-struct Apply<T>(PhantomData<T>);
+struct Apply<T: ?Sized>(PhantomData<fn() -> Box<T>>);
 
-impl<T: Replicated> Handler for Apply<T> {
+impl<T: Replicated + ?Sized> Handler for Apply<T> {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         let name = T::APPLY_COMMAND.to_str().unwrap_or("APPLY");
         ctx.require_replay(name)?;

@@ -46,7 +46,7 @@ pub struct Owed {
 }
 
 /// A module type whose every change is one of its effects.
-pub trait Replicated: ModuleValue + Sized + 'static {
+pub trait Replicated: ModuleValue + 'static {
     type Effect;
     /// What a new value is made of (a campaign's settings, a window's
     /// length and cut).
@@ -59,7 +59,7 @@ pub trait Replicated: ModuleValue + Sized + 'static {
     fn acts(effect: &Self::Effect) -> Acts<Self::Shape>;
 
     /// A new, empty value.
-    fn new(shape: Self::Shape) -> Self;
+    fn new(shape: Self::Shape) -> Box<Self>;
 
     /// Applies an [`Acts::OnValue`] effect, or refuses it whole and
     /// changes nothing.

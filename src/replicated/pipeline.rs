@@ -25,7 +25,7 @@ enum Origin {
 /// A client's writing call on the key `name`: `decide` sees the value (if
 /// the key holds one) and the clock and returns its outcome with the
 /// effects that carry it out, or refuses with nothing written.
-pub fn decide<T: Replicated, O, E: AsRef<[T::Effect]>>(
+pub fn decide<T: Replicated + ?Sized, O, E: AsRef<[T::Effect]>>(
     ctx: Ctx<'_>,
     name: Arg<'_>,
     decide: impl FnOnce(Option<&T>, i64) -> Result<(O, E), ErrorReply>,
@@ -40,7 +40,7 @@ pub fn decide<T: Replicated, O, E: AsRef<[T::Effect]>>(
 /// A client's call that makes a new value at `name` (`effects` start
 /// with the one that makes it): BUSYKEY when the key exists, as RESTORE
 /// answers.
-pub fn create<T: Replicated>(
+pub fn create<T: Replicated + ?Sized>(
     ctx: Ctx<'_>,
     name: Arg<'_>,
     effects: &[T::Effect],
@@ -54,7 +54,7 @@ pub fn create<T: Replicated>(
 /// Carries out a client's call whose effects on `name` were decided
 /// elsewhere (a new value's, or several values' decided at one clock
 /// reading, all or none).
-pub fn write<T: Replicated>(
+pub fn write<T: Replicated + ?Sized>(
     ctx: Ctx<'_>,
     name: Arg<'_>,
     effects: &[T::Effect],
@@ -66,7 +66,7 @@ pub fn write<T: Replicated>(
 
 /// The APPLY command: the effects as the primary decided them. One that
 /// makes the value first on a key that exists is BUSYKEY, as RESTORE.
-pub fn replay<T: Replicated>(
+pub fn replay<T: Replicated + ?Sized>(
     ctx: Ctx<'_>,
     name: Arg<'_>,
     effects: &[T::Effect],
@@ -85,7 +85,7 @@ pub fn replay<T: Replicated>(
 /// applied as one APPLY. An effect that does not apply stops the call
 /// with an error; what applied before it is still propagated, so a
 /// replica never misses a change made here.
-fn carry_out<T: Replicated>(
+fn carry_out<T: Replicated + ?Sized>(
     target: CommandKey<'_>,
     key: &mut OpenKey<'_>,
     effects: &[T::Effect],
@@ -115,7 +115,7 @@ fn carry_out<T: Replicated>(
 }
 
 /// One effect on the open key: on the key itself, or on its value.
-fn apply<T: Replicated>(
+fn apply<T: Replicated + ?Sized>(
     key: &mut OpenKey<'_>,
     effect: &T::Effect,
 ) -> Result<(), super::ApplyError> {

@@ -8,7 +8,7 @@ use crate::redis::AofCommand;
 /// Effects per APPLY command in a rewritten AOF.
 const EFFECTS_PER_AOF_COMMAND: usize = 100;
 
-pub fn commands<T: Replicated>(value: &T) -> Vec<AofCommand> {
+pub fn commands<T: Replicated + ?Sized>(value: &T) -> Vec<AofCommand> {
     value
         .rebuild()
         .chunks(EFFECTS_PER_AOF_COMMAND)

@@ -10,7 +10,7 @@ pub type WireError = &'static str;
 
 /// The words that carry `effects`, in order.
 #[inline]
-pub fn words<T: Replicated>(effects: &[T::Effect]) -> Words<'_> {
+pub fn words<T: Replicated + ?Sized>(effects: &[T::Effect]) -> Words<'_> {
     let mut words = Words::new();
     for effect in effects {
         T::write_op(effect, &mut words);
@@ -19,12 +19,14 @@ pub fn words<T: Replicated>(effects: &[T::Effect]) -> Words<'_> {
 }
 
 /// The arguments after the key that carry `effects`.
-pub fn to_args<T: Replicated>(effects: &[T::Effect]) -> Vec<Vec<u8>> {
+pub fn to_args<T: Replicated + ?Sized>(effects: &[T::Effect]) -> Vec<Vec<u8>> {
     words::<T>(effects).to_args()
 }
 
 /// The effects `args` carry; the inverse of [`to_args`].
-pub fn from_args<T: Replicated, A: AsRef<[u8]>>(args: &[A]) -> Result<Vec<T::Effect>, WireError> {
+pub fn from_args<T: Replicated + ?Sized, A: AsRef<[u8]>>(
+    args: &[A],
+) -> Result<Vec<T::Effect>, WireError> {
     let mut effects = Vec::new();
     let mut rest = args;
     while let [op, tail @ ..] = rest {

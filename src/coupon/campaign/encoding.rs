@@ -13,11 +13,13 @@
 use super::effect::{Effect, Totals};
 use super::settings::{Ledger, Settings};
 use super::store::{Campaign, ClaimState};
-use crate::redis::{AofCommand, DataType, ModuleValue, Mover, Reader, Writer};
+use crate::redis::{AofCommand, Boxed, DataType, ModuleValue, Mover, Reader, Writer};
 use crate::replicated::rewrite;
 
 /// The `guard-cpn` data type.
 pub static CAMPAIGN: DataType<Campaign> = DataType::new();
+
+impl Boxed for Campaign {}
 
 impl ModuleValue for Campaign {
     const NAME: &'static std::ffi::CStr = c"guard-cpn";
@@ -63,12 +65,17 @@ impl ModuleValue for Campaign {
 
     /// One loader per encoding version ever released; a new version adds
     /// its own and keeps these (tests/golden/ holds a payload of each).
-    fn read(input: &mut dyn Reader, version: i32) -> Option<Self> {
+    fn read(input: &mut dyn Reader, version: i32) -> Option<Box<Self>> {
         match version {
             1 => read_v1(input),
             2 => read_v2(input),
             _ => None,
         }
+        .map(Box::new)
+    }
+
+    fn duplicate(&self) -> Box<Self> {
+        Box::new(self.clone())
     }
 
     /// The effects that rebuild it ([`rebuild`]), in COUPON.APPLY commands.
@@ -232,7 +239,7 @@ mod tests {
         let campaign = sample();
         assert_eq!(
             Campaign::read(&mut tape_of(&campaign), Campaign::ENCODING_VERSION),
-            Some(campaign)
+            Some(Box::new(campaign))
         );
     }
 

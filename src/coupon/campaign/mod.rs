@@ -77,8 +77,8 @@ impl Replicated for Campaign {
         }
     }
 
-    fn new(settings: Settings) -> Self {
-        Campaign::new(settings)
+    fn new(settings: Settings) -> Box<Self> {
+        Box::new(Campaign::new(settings))
     }
 
     fn apply(&mut self, effect: &Effect) -> Result<(), ApplyError> {

@@ -8,7 +8,7 @@
 use super::effect::Effect;
 use super::shape::Shape;
 use super::store::{Window, MAX_REPORTS};
-use crate::redis::{AofCommand, DataType, ModuleValue, Mover, Reader, Writer};
+use crate::redis::{AofCommand, DataType, ModuleValue, Mover, Reader, Tailed, Writer};
 use crate::replicated::rewrite;
 
 /// The `guard-win` data type.
@@ -37,7 +37,7 @@ impl ModuleValue for Window {
 
     /// One loader per encoding version ever released; a new version adds
     /// its own and keeps these (tests/golden/ holds a payload of each).
-    fn read(input: &mut dyn Reader, version: i32) -> Option<Self> {
+    fn read(input: &mut dyn Reader, version: i32) -> Option<Box<Self>> {
         match version {
             1 => read_v1(input),
             _ => None,
@@ -45,6 +45,10 @@ impl ModuleValue for Window {
     }
 
     /// The effects that rebuild it ([`rebuild`]), in MON.APPLY commands.
+    fn duplicate(&self) -> Box<Self> {
+        Tailed::duplicate(self)
+    }
+
     fn rewrite(&self) -> Vec<AofCommand> {
         rewrite::commands(self)
     }
@@ -53,13 +57,13 @@ impl ModuleValue for Window {
         self.heap_bytes()
     }
 
-    /// At most three allocations (the value, its ring, its reports),
+    /// One block, and at most the reports and an 8-byte ring beside it,
     /// whatever its length: never worth the lazyfree thread.
     fn free_effort(&self) -> usize {
         1
     }
 
-    /// Two buffers at most: never stops half way.
+    /// Two buffers besides the block at most: never stops half way.
     fn defrag(&mut self, mover: &mut Mover, _from: u64) -> Option<u64> {
         Window::defrag(self, mover);
         None
@@ -86,13 +90,13 @@ pub fn rebuild(window: &Window) -> Vec<Effect> {
 
 /// Encoding 1: the shape, the buckets (number, sum), the reports
 /// (threshold, at).
-fn read_v1(input: &mut dyn Reader) -> Option<Window> {
+fn read_v1(input: &mut dyn Reader) -> Option<Box<Window>> {
     let shape = Shape {
         window_ms: input.integer()?,
         buckets: input.integer()?,
     };
     shape.check().ok()?;
-    let mut window = Window::new(shape);
+    let mut window = Window::create(shape);
     let stored = input.integer()?;
     if !(0..=shape.buckets).contains(&stored) {
         return None;
@@ -135,8 +139,8 @@ mod tests {
         buckets: 60,
     };
 
-    fn sample() -> Window {
-        let mut w = Window::new(SHAPE);
+    fn sample() -> Box<Window> {
+        let mut w = Window::create(SHAPE);
         for (bucket, amount) in [(1_000, 2), (1_010, 1), (1_059, 4)] {
             w.apply(&Effect::Add { bucket, amount }).unwrap();
         }
@@ -164,7 +168,7 @@ mod tests {
         let Some((Effect::Create(shape), rest)) = effects.split_first() else {
             panic!("{effects:?}")
         };
-        let mut rebuilt = Window::new(*shape);
+        let mut rebuilt = Window::create(*shape);
         for effect in rest {
             rebuilt.apply(effect).unwrap();
         }

@@ -48,8 +48,8 @@ impl Replicated for Window {
         }
     }
 
-    fn new(shape: Shape) -> Self {
-        Window::new(shape)
+    fn new(shape: Shape) -> Box<Self> {
+        Window::create(shape)
     }
 
     fn apply(&mut self, effect: &Effect) -> Result<(), ApplyError> {

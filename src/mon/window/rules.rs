@@ -62,41 +62,36 @@ pub fn slide(
     now: i64,
 ) -> Result<(Slid, CallEffects), Refusal> {
     let mut effects = CallEffects::default();
-    let fresh;
-    let window = match stored {
-        Some(window) => {
-            let shape = window.shape();
-            if shape.window_ms != call.shape.window_ms {
-                return Err(Refusal::WindowMismatch {
-                    window_s: shape.window_ms / 1000,
-                });
-            }
-            if shape.buckets != call.shape.buckets {
-                return Err(Refusal::BucketsMismatch {
-                    buckets: shape.buckets,
-                });
-            }
-            window
+    if let Some(window) = stored {
+        let shape = window.shape();
+        if shape.window_ms != call.shape.window_ms {
+            return Err(Refusal::WindowMismatch {
+                window_s: shape.window_ms / 1000,
+            });
         }
-        None => {
-            effects.push(Effect::Create(call.shape));
-            fresh = Window::new(call.shape);
-            &fresh
+        if shape.buckets != call.shape.buckets {
+            return Err(Refusal::BucketsMismatch {
+                buckets: shape.buckets,
+            });
         }
-    };
-    let prev = window.sum_at(now);
+    } else {
+        effects.push(Effect::Create(call.shape));
+    }
+    // A new key holds nothing and has reported nothing.
+    let prev = stored.map_or(0, |window| window.sum_at(now));
     let current = prev.checked_add(call.increment).ok_or(Refusal::Overflow)?;
+    let reported_lately = |t| stored.is_some_and(|window| window.reported_lately(t, now));
     let level = call
         .thresholds
         .iter()
         .enumerate()
         .rev()
-        .find(|&(_, &t)| prev < t && t <= current && !window.reported_lately(t, now))
+        .find(|&(_, &t)| prev < t && t <= current && !reported_lately(t))
         .map_or(0, |(i, _)| i + 1);
     // An add goes into now's bucket; buckets written ahead of now (the
     // clock stepped back) are folded into it first, so they age.
-    let bucket = window.bucket_at(now);
-    if window.holds_after(bucket) {
+    let bucket = now.div_euclid(call.shape.bucket_ms());
+    if stored.is_some_and(|window| window.holds_after(bucket)) {
         effects.push(Effect::Fold { bucket });
     }
     effects.push(Effect::Add {
@@ -132,7 +127,7 @@ mod tests {
     /// Runs calls of `increment` at each time in `times_ms` against
     /// thresholds; the replies.
     fn run(thresholds: &[i64], calls: &[(i64, i64)]) -> Vec<(i64, usize)> {
-        let mut stored: Option<Window> = None;
+        let mut stored: Option<Box<Window>> = None;
         calls
             .iter()
             .map(|&(at, increment)| {
@@ -142,10 +137,10 @@ mod tests {
                     thresholds,
                     expires_at_ms: at + 60_000,
                 };
-                let (slid, effects) = slide(stored.as_ref(), &call, at).unwrap();
+                let (slid, effects) = slide(stored.as_deref(), &call, at).unwrap();
                 for effect in effects {
                     match (&mut stored, effect) {
-                        (None, Effect::Create(shape)) => stored = Some(Window::new(shape)),
+                        (None, Effect::Create(shape)) => stored = Some(Window::create(shape)),
                         (Some(w), effect) => w.apply(&effect).unwrap(),
                         (None, other) => panic!("{other:?} before CREATE"),
                     }
@@ -199,7 +194,7 @@ mod tests {
 
     #[test]
     fn another_shape_or_an_overflow_is_refused() {
-        let mut w = Window::new(MINUTE);
+        let mut w = Window::create(MINUTE);
         w.apply(&Effect::Add {
             bucket: 1,
             amount: i64::MAX,

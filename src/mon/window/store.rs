@@ -1,153 +1,145 @@
-//! A sliding window as stored: its shape, the newest bucket's number and
-//! sum, the total, a ring of the older buckets' sums sized once from
-//! BUCKETS, and the thresholds it reported lately. [`Window::apply`] is the
-//! only way it changes; it refuses an effect that does not fit, whoever
-//! sent it, and changes nothing then. Everything is owned outright, so a
-//! copy may be freed on Redis's lazyfree thread.
+//! A sliding window as stored: one block holding its shape, the newest
+//! bucket's number and sum, the total, the thresholds it reported lately,
+//! and a ring of the older buckets' sums sized at creation from BUCKETS.
+//! [`Window::apply`] is the only way it changes; it refuses an effect that
+//! does not fit, whoever sent it, and changes nothing then. Everything is
+//! owned outright, so a copy may be freed on Redis's lazyfree thread.
 //!
 //! Bucket `b` lives in slot `b mod buckets`: a slot holds the sum of the
 //! one bucket of that residue within a window of the newest (0 for none),
-//! so the ring needs no bucket numbers. Slots are 4 bytes until a sum
-//! passes `u32::MAX`, then the ring widens to 8 for good.
+//! so the ring needs no bucket numbers. Slots are 4 bytes; a sum past
+//! `u32::MAX` moves the whole ring to 8-byte slots beside the block, for
+//! good (the 4-byte ring then goes unused).
 
 use super::effect::Effect;
 use super::shape::Shape;
-use crate::redis::{allocated, Mover};
+use crate::redis::{allocated, Mover, TailLength, Tailed};
 use crate::replicated::ApplyError;
 
 /// Most reports a window remembers.
 pub const MAX_REPORTS: usize = 32;
 
-/// The sums of the buckets before the newest, by slot.
-#[derive(Debug, Clone)]
-enum Ring {
-    Narrow(Box<[u32]>),
-    Wide(Box<[i64]>),
-}
-
-impl Ring {
-    fn get(&self, slot: usize) -> i64 {
-        match self {
-            Ring::Narrow(sums) => i64::from(sums[slot]),
-            Ring::Wide(sums) => sums[slot],
-        }
-    }
-
-    /// `sum` is a bucket's, so never negative.
-    fn set(&mut self, slot: usize, sum: i64) {
-        match self {
-            Ring::Narrow(sums) => match u32::try_from(sum) {
-                Ok(narrow) => sums[slot] = narrow,
-                Err(_) => {
-                    let mut wide: Box<[i64]> = sums.iter().map(|&s| i64::from(s)).collect();
-                    wide[slot] = sum;
-                    *self = Ring::Wide(wide);
-                }
-            },
-            Ring::Wide(sums) => sums[slot] = sum,
-        }
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            Ring::Narrow(sums) => sums.len(),
-            Ring::Wide(sums) => sums.len(),
-        }
-    }
-
-    fn allocated(&self) -> usize {
-        match self {
-            Ring::Narrow(sums) => allocated(sums.as_ptr(), std::mem::size_of_val(&**sums)),
-            Ring::Wide(sums) => allocated(sums.as_ptr(), std::mem::size_of_val(&**sums)),
-        }
-    }
-}
+/// A window: its [`Header`], then its ring of 4-byte sums.
+pub type Window = Tailed<Header, u32>;
 
 #[derive(Debug, Clone)]
-pub struct Window {
+pub struct Header {
     shape: Shape,
     /// The newest bucket held, and its sum (0 while the window holds
-    /// nothing: every bucket held has a sum of 1 or more). Kept in the
-    /// value itself: most adds land in it and touch no other memory.
+    /// nothing: every bucket held has a sum of 1 or more). Kept out of the
+    /// ring: most adds land in it and touch nothing else.
     newest: i64,
     newest_sum: i64,
     /// The sum of every bucket held.
     total: i64,
-    /// The buckets within a window before the newest; made at the first
-    /// add (a window that is only looked at allocates nothing).
-    ring: Ring,
     /// (threshold, reported at ms), one per threshold, at most 32.
     reports: Vec<(i64, i64)>,
+    /// The ring in 8-byte slots, once a sum did not fit in 4.
+    wide: Option<Box<[i64]>>,
+}
+
+impl TailLength for Header {
+    fn tail_length(&self) -> usize {
+        self.shape.buckets as usize
+    }
 }
 
 /// Equal when they hold the same buckets and reports, whatever the ring's
 /// width.
 impl PartialEq for Window {
     fn eq(&self, other: &Self) -> bool {
-        self.shape == other.shape
-            && self.total == other.total
-            && self.reports == other.reports
+        self.head.shape == other.head.shape
+            && self.head.total == other.head.total
+            && self.head.reports == other.head.reports
             && self.buckets().eq(other.buckets())
     }
 }
 
 impl Eq for Window {}
 
+impl Clone for Box<Window> {
+    fn clone(&self) -> Self {
+        self.duplicate()
+    }
+}
+
 impl Window {
-    pub fn new(shape: Shape) -> Self {
-        Window {
+    pub fn create(shape: Shape) -> Box<Self> {
+        Tailed::new(Header {
             shape,
             newest: 0,
             newest_sum: 0,
             total: 0,
-            ring: Ring::Narrow(Box::new([])),
             reports: Vec::new(),
-        }
+            wide: None,
+        })
     }
 
     pub fn shape(&self) -> Shape {
-        self.shape
+        self.head.shape
     }
 
     fn is_empty(&self) -> bool {
-        self.newest_sum == 0
+        self.head.newest_sum == 0
     }
 
     fn slot(&self, bucket: i64) -> usize {
-        bucket.rem_euclid(self.shape.buckets) as usize
+        bucket.rem_euclid(self.head.shape.buckets) as usize
+    }
+
+    fn sum_in(&self, slot: usize) -> i64 {
+        match &self.head.wide {
+            Some(wide) => wide[slot],
+            None => i64::from(self.tail[slot]),
+        }
+    }
+
+    /// `sum` is a bucket's, so never negative.
+    fn set_sum(&mut self, slot: usize, sum: i64) {
+        match (&mut self.head.wide, u32::try_from(sum)) {
+            (Some(wide), _) => wide[slot] = sum,
+            (None, Ok(narrow)) => self.tail[slot] = narrow,
+            (None, Err(_)) => {
+                let mut wide: Box<[i64]> = self.tail.iter().map(|&s| i64::from(s)).collect();
+                wide[slot] = sum;
+                self.tail.fill(0);
+                self.head.wide = Some(wide);
+            }
+        }
     }
 
     /// The bucket an add at `now` goes to: always its time's, never a
     /// later one (buckets after it are folded into it first: see
     /// [`Effect::Fold`]).
     pub fn bucket_at(&self, now: i64) -> i64 {
-        now.div_euclid(self.shape.bucket_ms())
+        now.div_euclid(self.head.shape.bucket_ms())
     }
 
     /// Is a bucket numbered after `bucket` held (written while the clock
     /// ran ahead, or loaded from such a server)?
     pub fn holds_after(&self, bucket: i64) -> bool {
-        !self.is_empty() && self.newest > bucket
+        !self.is_empty() && self.head.newest > bucket
     }
 
     /// The ring's buckets numbered `from..to` that are held: (bucket, sum).
     fn ring_buckets(&self, from: i64, to: i64) -> impl Iterator<Item = (i64, i64)> + '_ {
-        let from = from.max(self.newest - self.shape.buckets + 1);
-        let to = to.min(self.newest);
-        (from..to)
-            .filter(|_| self.ring.len() > 0)
-            .map(|bucket| (bucket, self.ring.get(self.slot(bucket))))
+        let newest = self.head.newest;
+        let from = from.max(newest - self.head.shape.buckets + 1);
+        (from..to.min(newest))
+            .filter(|_| !self.is_empty())
+            .map(|bucket| (bucket, self.sum_in(self.slot(bucket))))
             .filter(|&(_, sum)| sum > 0)
     }
 
     /// The sum of the adds held in buckets older than `oldest_live`.
     /// Walks only the buckets that have aged out, which the next add drops.
     fn aged_before(&self, oldest_live: i64) -> i64 {
-        if self.is_empty() || oldest_live <= self.newest - self.shape.buckets + 1 {
+        let newest = self.head.newest;
+        if self.is_empty() || oldest_live <= newest - self.head.shape.buckets + 1 {
             return 0;
         }
-        if oldest_live > self.newest {
-            return self.total;
+        if oldest_live > newest {
+            return self.head.total;
         }
         self.ring_buckets(i64::MIN, oldest_live)
             .map(|(_, sum)| sum)
@@ -157,25 +149,26 @@ impl Window {
     /// The sum of the adds that count at `now`: those whose bucket is less
     /// than `buckets` behind now's.
     pub fn sum_at(&self, now: i64) -> i64 {
-        let oldest_live = now.div_euclid(self.shape.bucket_ms()) - self.shape.buckets + 1;
-        self.total - self.aged_before(oldest_live)
+        let oldest_live = self.bucket_at(now) - self.head.shape.buckets + 1;
+        self.head.total - self.aged_before(oldest_live)
     }
 
     /// Was `threshold` reported less than a window before `now`?
     pub fn reported_lately(&self, threshold: i64, now: i64) -> bool {
-        self.reports
+        self.head
+            .reports
             .iter()
-            .any(|&(t, at)| t == threshold && now - at < self.shape.window_ms)
+            .any(|&(t, at)| t == threshold && now - at < self.head.shape.window_ms)
     }
 
     /// The buckets held, oldest first.
     pub fn buckets(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
-        let newest = (!self.is_empty()).then_some((self.newest, self.newest_sum));
-        self.ring_buckets(i64::MIN, self.newest).chain(newest)
+        let newest = (!self.is_empty()).then_some((self.head.newest, self.head.newest_sum));
+        self.ring_buckets(i64::MIN, self.head.newest).chain(newest)
     }
 
     pub fn reports(&self) -> &[(i64, i64)] {
-        &self.reports
+        &self.head.reports
     }
 
     /// Applies one effect, or refuses it whole and changes nothing.
@@ -194,7 +187,7 @@ impl Window {
     /// A bucket number is a time: `bucket × w` ms since 1970, within 64
     /// bits (a window whose buckets no time maps to could never age).
     fn check_bucket(&self, bucket: i64) -> Result<(), ApplyError> {
-        match bucket.checked_mul(self.shape.bucket_ms()) {
+        match bucket.checked_mul(self.head.shape.bucket_ms()) {
             Some(ms) if ms >= 0 => Ok(()),
             _ => Err("a bucket number that is no time since 1970"),
         }
@@ -205,35 +198,33 @@ impl Window {
         if amount < 1 {
             return Err("an add of nothing");
         }
-        if !self.is_empty() && bucket < self.newest {
+        if !self.is_empty() && bucket < self.head.newest {
             return Err("an add to a bucket older than the last");
         }
-        let aged = self.aged_before(bucket - self.shape.buckets + 1);
-        let total = (self.total - aged)
+        let buckets = self.head.shape.buckets;
+        let aged = self.aged_before(bucket - buckets + 1);
+        let total = (self.head.total - aged)
             .checked_add(amount)
             .ok_or("the sum would overflow")?;
         // Checked; from here on nothing fails.
-        if self.ring.len() == 0 {
-            self.ring = Ring::Narrow(vec![0; self.shape.buckets as usize].into_boxed_slice());
-        }
-        if self.is_empty() {
-            (self.newest, self.newest_sum) = (bucket, amount);
-        } else if bucket == self.newest {
-            self.newest_sum += amount;
+        let newest = self.head.newest;
+        if !self.is_empty() && bucket == newest {
+            self.head.newest_sum += amount;
         } else {
-            // The buckets that age out hold the slots of those after the
-            // newest up to `bucket`: empty them, then close the newest into
-            // its slot unless it aged out too.
-            let emptied = (bucket - self.newest).min(self.shape.buckets);
-            for next in self.newest + 1..=self.newest + emptied {
-                self.ring.set(self.slot(next), 0);
+            if !self.is_empty() {
+                // The buckets that age out hold the slots of those after
+                // the newest up to `bucket`: empty them, then close the
+                // newest into its slot unless it aged out too.
+                for next in newest + 1..=newest + (bucket - newest).min(buckets) {
+                    self.set_sum(self.slot(next), 0);
+                }
+                if bucket - newest < buckets {
+                    self.set_sum(self.slot(newest), self.head.newest_sum);
+                }
             }
-            if bucket - self.newest < self.shape.buckets {
-                self.ring.set(self.slot(self.newest), self.newest_sum);
-            }
-            (self.newest, self.newest_sum) = (bucket, amount);
+            (self.head.newest, self.head.newest_sum) = (bucket, amount);
         }
-        self.total = total;
+        self.head.total = total;
         Ok(())
     }
 
@@ -247,20 +238,20 @@ impl Window {
         }
         // Checked; from here on nothing fails. Each sum is part of the
         // total, so their sum fits too.
-        let later: Vec<(i64, i64)> = self.ring_buckets(bucket + 1, self.newest).collect();
-        let mut moved = self.newest_sum;
+        let later: Vec<(i64, i64)> = self.ring_buckets(bucket + 1, self.head.newest).collect();
+        let mut moved = self.head.newest_sum;
         for (later, sum) in later {
             moved += sum;
-            self.ring.set(self.slot(later), 0);
+            self.set_sum(self.slot(later), 0);
         }
-        let kept = self
+        let kept: i64 = self
             .ring_buckets(bucket, bucket + 1)
             .map(|(_, sum)| sum)
-            .sum::<i64>();
+            .sum();
         if kept > 0 {
-            self.ring.set(self.slot(bucket), 0);
+            self.set_sum(self.slot(bucket), 0);
         }
-        (self.newest, self.newest_sum) = (bucket, kept + moved);
+        (self.head.newest, self.head.newest_sum) = (bucket, kept + moved);
         Ok(())
     }
 
@@ -271,30 +262,34 @@ impl Window {
         if threshold < 1 || at_ms < 0 {
             return Err("a report of no threshold, or before 1970");
         }
-        self.reports.retain(|&(t, _)| t != threshold);
-        self.reports.push((threshold, at_ms));
-        while self.reports.len() > MAX_REPORTS {
-            let oldest = (0..self.reports.len())
-                .min_by_key(|&i| (self.reports[i].1, self.reports[i].0))
+        let reports = &mut self.head.reports;
+        reports.retain(|&(t, _)| t != threshold);
+        reports.push((threshold, at_ms));
+        while reports.len() > MAX_REPORTS {
+            let oldest = (0..reports.len())
+                .min_by_key(|&i| (reports[i].1, reports[i].0))
                 .unwrap_or(0);
-            self.reports.remove(oldest);
+            reports.remove(oldest);
         }
         Ok(())
     }
 
-    /// Moves the ring and the reports if the allocator advises it.
+    /// Moves the reports and an 8-byte ring if the allocator advises it
+    /// (the block itself is moved by its caller).
     pub fn defrag(&mut self, mover: &mut Mover) {
-        match &mut self.ring {
-            Ring::Narrow(sums) => mover.boxed_slice(sums),
-            Ring::Wide(sums) => mover.boxed_slice(sums),
+        if let Some(wide) = &mut self.head.wide {
+            mover.boxed_slice(wide);
         }
-        mover.vec(&mut self.reports);
+        mover.vec(&mut self.head.reports);
     }
 
-    /// What the allocator gave for the ring and the reports.
+    /// What the allocator gave for the reports and an 8-byte ring.
     pub fn heap_bytes(&self) -> usize {
-        let reports = self.reports.capacity() * std::mem::size_of::<(i64, i64)>();
-        self.ring.allocated() + allocated(self.reports.as_ptr(), reports)
+        let reports = self.head.reports.capacity() * std::mem::size_of::<(i64, i64)>();
+        let wide = self.head.wide.as_ref().map_or(0, |wide| {
+            allocated(wide.as_ptr(), std::mem::size_of_val(&**wide))
+        });
+        wide + allocated(self.head.reports.as_ptr(), reports)
     }
 }
 
@@ -313,7 +308,7 @@ mod tests {
 
     #[test]
     fn an_add_counts_while_its_bucket_is_less_than_n_behind() {
-        let mut w = Window::new(SHAPE);
+        let mut w = Window::create(SHAPE);
         add(&mut w, 100, 2); // 100 000 ms .. 100 999 ms
         add(&mut w, 130, 3);
         // At bucket 159 both count; at 160 bucket 100 is 60 behind: gone.
@@ -329,7 +324,7 @@ mod tests {
 
     #[test]
     fn effects_that_do_not_fit_are_refused_and_change_nothing() {
-        let mut w = Window::new(SHAPE);
+        let mut w = Window::create(SHAPE);
         add(&mut w, 100, i64::MAX - 1);
         let before = w.clone();
         for effect in [
@@ -361,7 +356,7 @@ mod tests {
 
     #[test]
     fn a_fold_moves_the_later_buckets_into_one_that_ages_from_there() {
-        let mut w = Window::new(SHAPE);
+        let mut w = Window::create(SHAPE);
         add(&mut w, 100, 1);
         add(&mut w, 130, 2); // written while the clock ran 30 s ahead
         add(&mut w, 140, 4);
@@ -375,7 +370,7 @@ mod tests {
         // Into a bucket already held, and only when something is later.
         add(&mut w, 120, 1);
         w.apply(&Effect::Fold { bucket: 120 }).unwrap_err();
-        let mut v = Window::new(SHAPE);
+        let mut v = Window::create(SHAPE);
         add(&mut v, 130, 1);
         add(&mut v, 150, 2);
         v.apply(&Effect::Fold { bucket: 130 }).unwrap();
@@ -385,7 +380,7 @@ mod tests {
 
     #[test]
     fn a_bucket_number_must_be_a_time() {
-        let mut w = Window::new(SHAPE); // 1000 ms a bucket
+        let mut w = Window::create(SHAPE); // 1000 ms a bucket
         for bucket in [i64::MAX, i64::MAX / 1000 + 1, -1] {
             let before = w.clone();
             assert!(w.apply(&Effect::Add { bucket, amount: 1 }).is_err());
@@ -441,7 +436,7 @@ mod tests {
         for (window_ms, buckets) in [(60_000, 60), (5_000, 5), (3_000, 1), (7_000, 7)] {
             let shape = Shape { window_ms, buckets };
             for _ in 0..200 {
-                let (mut w, mut model) = (Window::new(shape), Model::default());
+                let (mut w, mut model) = (Window::create(shape), Model::default());
                 let mut at = 1_000 + next(50) as i64;
                 for _ in 0..60 {
                     // Mostly forward, sometimes far, sometimes back.
@@ -483,21 +478,21 @@ mod tests {
 
     #[test]
     fn a_ring_widened_by_a_big_sum_equals_a_narrow_one_once_it_ages_out() {
-        let mut wide = Window::new(SHAPE);
+        let mut wide = Window::create(SHAPE);
         add(&mut wide, 100, 1 << 40);
         add(&mut wide, 101, 1); // closes 100 into the ring: it widens
-        assert!(matches!(wide.ring, Ring::Wide(_)));
+        assert!(wide.head.wide.is_some());
         add(&mut wide, 200, 3);
-        let mut narrow = Window::new(SHAPE);
+        let mut narrow = Window::create(SHAPE);
         add(&mut narrow, 200, 3);
-        assert!(matches!(narrow.ring, Ring::Narrow(_)));
+        assert!(narrow.head.wide.is_none());
         assert_eq!(wide, narrow);
         assert_eq!(wide.sum_at(200_000), 3);
     }
 
     #[test]
     fn reports_keep_one_entry_a_threshold_and_at_most_32() {
-        let mut w = Window::new(SHAPE);
+        let mut w = Window::create(SHAPE);
         let report = |w: &mut Window, threshold, at_ms| {
             w.apply(&Effect::Report { threshold, at_ms }).unwrap()
         };
@@ -508,7 +503,7 @@ mod tests {
         assert!(!w.reported_lately(5, 62_000));
         // 40 thresholds within one window: the 8 oldest go, the smaller
         // first on a tie.
-        let mut w = Window::new(SHAPE);
+        let mut w = Window::create(SHAPE);
         for t in 1..=40 {
             report(&mut w, t, 10_000 + (t / 2) * 10);
         }
