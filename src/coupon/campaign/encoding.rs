@@ -43,7 +43,7 @@ impl ModuleValue for Campaign {
         out.integer(self.stored_count() as i64);
         for (number, claim) in self.stored_claims() {
             out.integer(number as i64);
-            out.bytes(&claim.user);
+            out.bytes(claim.user);
             out.integer(claim.state.expires_at_ms());
             match &claim.request_id {
                 Some(id) => {
@@ -108,7 +108,7 @@ pub fn rebuild(campaign: &Campaign) -> Vec<Effect> {
             ClaimState::Held { expires_at_ms } => Some(expires_at_ms),
             ClaimState::Confirmed => None,
         },
-        request_id: c.request_id.as_deref().map(<[u8]>::to_vec),
+        request_id: c.request_id.map(<[u8]>::to_vec),
     }));
     effects.push(Effect::Totals(campaign.totals()));
     effects

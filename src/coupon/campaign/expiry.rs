@@ -8,27 +8,55 @@
 //! searches one. Holds mostly arrive in expiry order, so inserts land at
 //! the end.
 
+use super::heap::vec_bytes;
+
 const BLOCK: usize = 512;
 
 /// One hold: (expires_at_ms, claim number).
 pub type Entry = (i64, u64);
 
-#[derive(Debug, Clone, Default)]
-pub struct ExpiryIndex {
-    blocks: Vec<Vec<Entry>>,
+/// Sorted blocks of at most `BLOCK` values, each a `Vec` grown by doubling
+/// up to `BLOCK` (an index of one entry takes one small allocation); an
+/// append past a full last block starts a new block rather than splitting
+/// it, so values that arrive in order fill their blocks. The heap bytes
+/// of the blocks are kept as they change, so [`SortedBlocks::heap_bytes`]
+/// is O(1).
+#[derive(Debug, Clone)]
+pub struct SortedBlocks<T> {
+    blocks: Vec<Vec<T>>,
     len: usize,
+    /// Heap bytes of the blocks (not of `blocks` itself).
+    block_bytes: usize,
 }
 
-/// Equal when they hold the same entries, however the blocks fell.
-impl PartialEq for ExpiryIndex {
-    fn eq(&self, other: &Self) -> bool {
-        self.len == other.len && self.iter().eq(other.iter())
+/// The held claims ordered by expiry.
+pub type ExpiryIndex = SortedBlocks<Entry>;
+
+impl<T> Default for SortedBlocks<T> {
+    fn default() -> Self {
+        SortedBlocks {
+            blocks: Vec::new(),
+            len: 0,
+            block_bytes: 0,
+        }
     }
 }
 
-impl Eq for ExpiryIndex {}
+/// Equal when they hold the same entries, however the blocks fell.
+impl<T: PartialEq> PartialEq for SortedBlocks<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len
+            && self
+                .blocks
+                .iter()
+                .flatten()
+                .eq(other.blocks.iter().flatten())
+    }
+}
 
-impl ExpiryIndex {
+impl<T: Eq> Eq for SortedBlocks<T> {}
+
+impl<T: Ord + Copy> SortedBlocks<T> {
     pub fn len(&self) -> usize {
         self.len
     }
@@ -39,51 +67,99 @@ impl ExpiryIndex {
 
     /// The block that holds (or would hold) `entry`: the first whose last
     /// entry is not below it, else the last block.
-    fn block_for(&self, entry: &Entry) -> usize {
+    fn block_for(&self, entry: &T) -> usize {
         let index = self
             .blocks
             .partition_point(|block| block.last().is_some_and(|last| last < entry));
         index.min(self.blocks.len().saturating_sub(1))
     }
 
-    pub fn insert(&mut self, entry: Entry) {
+    pub fn insert(&mut self, entry: T) {
         if self.blocks.is_empty() {
-            // A user's own index mostly holds one entry: room for one, and
-            // grown by doubling from there.
-            self.blocks.reserve_exact(1);
             self.blocks.push(Vec::with_capacity(1));
+            self.block_bytes += vec_bytes::<T>(1);
         }
-        let index = self.block_for(&entry);
+        let mut index = self.block_for(&entry);
+        let mut at = self.blocks[index].partition_point(|e| e < &entry);
+        if self.blocks[index].len() == BLOCK {
+            if index + 1 == self.blocks.len() && at == BLOCK {
+                // Past the end of a full last block: a new block, sized
+                // for the run that is arriving in order.
+                self.blocks.push(Vec::with_capacity(BLOCK));
+                self.block_bytes += vec_bytes::<T>(BLOCK);
+                index += 1;
+                at = 0;
+            } else {
+                let mut upper = Vec::with_capacity(BLOCK);
+                upper.extend_from_slice(&self.blocks[index][BLOCK / 2..]);
+                self.blocks[index].truncate(BLOCK / 2);
+                self.blocks.insert(index + 1, upper);
+                self.block_bytes += vec_bytes::<T>(BLOCK);
+                if at > BLOCK / 2 {
+                    index += 1;
+                    at -= BLOCK / 2;
+                }
+            }
+        }
         let block = &mut self.blocks[index];
-        let at = block.partition_point(|e| e < &entry);
+        if block.len() == block.capacity() {
+            let before = vec_bytes::<T>(block.capacity());
+            block.reserve_exact((block.capacity() * 2).clamp(1, BLOCK) - block.len());
+            self.block_bytes = self.block_bytes - before + vec_bytes::<T>(block.capacity());
+        }
         block.insert(at, entry);
         self.len += 1;
-        if block.len() > BLOCK {
-            let upper = block.split_off(BLOCK / 2);
-            self.blocks.insert(index + 1, upper);
-        }
     }
 
     /// Removes `entry`; false when it was not there.
-    pub fn remove(&mut self, entry: Entry) -> bool {
+    pub fn remove(&mut self, entry: T) -> bool {
         if self.blocks.is_empty() {
             return false;
         }
         let index = self.block_for(&entry);
         let block = &mut self.blocks[index];
-        match block.binary_search(&entry) {
-            Ok(at) => {
-                block.remove(at);
-                if block.is_empty() {
-                    self.blocks.remove(index);
-                }
-                self.len -= 1;
-                true
+        let Ok(at) = block.binary_search(&entry) else {
+            return false;
+        };
+        block.remove(at);
+        self.len -= 1;
+        let before = vec_bytes::<T>(block.capacity());
+        if block.is_empty() {
+            self.blocks.remove(index);
+            self.block_bytes -= before;
+            if self.blocks.len() * 4 <= self.blocks.capacity() {
+                self.blocks.shrink_to(self.blocks.len() * 2);
             }
-            Err(_) => false,
+        } else if block.len() * 4 <= block.capacity() && block.capacity() > 4 {
+            // A block thinned by removals gives half its room back.
+            block.shrink_to(block.capacity() / 2);
+            self.block_bytes = self.block_bytes - before + vec_bytes::<T>(block.capacity());
         }
+        true
     }
 
+    /// The lowest entry.
+    pub fn first(&self) -> Option<T> {
+        self.blocks.first().and_then(|block| block.first()).copied()
+    }
+
+    /// Every entry, in order (for checks and serialisation).
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.blocks.iter().flatten()
+    }
+
+    /// Heap bytes, for MEMORY USAGE: O(1).
+    pub fn heap_bytes(&self) -> usize {
+        vec_bytes::<Vec<T>>(self.blocks.capacity()) + self.block_bytes
+    }
+
+    /// Allocations, for the lazyfree decision.
+    pub fn allocations(&self) -> usize {
+        self.blocks.len() + 1
+    }
+}
+
+impl SortedBlocks<Entry> {
     /// How many expire before `at_ms` (so have expired when now is `at_ms`:
     /// a hold is gone once now > its expiry).
     pub fn count_before(&self, at_ms: i64) -> usize {
@@ -108,21 +184,6 @@ impl ExpiryIndex {
             &block[block.partition_point(|e| e.0 < at_ms)..]
         });
         head.iter().chain(rest.flatten())
-    }
-
-    /// Every entry, in order (for checks and serialisation).
-    pub fn iter(&self) -> impl Iterator<Item = &Entry> {
-        self.blocks.iter().flatten()
-    }
-
-    /// Heap bytes, for MEMORY USAGE.
-    pub fn heap_bytes(&self) -> usize {
-        self.blocks.capacity() * std::mem::size_of::<Vec<Entry>>()
-            + self
-                .blocks
-                .iter()
-                .map(|b| b.capacity() * std::mem::size_of::<Entry>())
-                .sum::<usize>()
     }
 }
 
@@ -167,6 +228,29 @@ mod tests {
             .blocks
             .iter()
             .all(|b| !b.is_empty() && b.len() <= BLOCK));
+        let walked: usize = index
+            .blocks
+            .iter()
+            .map(|b| vec_bytes::<Entry>(b.capacity()))
+            .sum();
+        assert_eq!(index.block_bytes, walked);
+    }
+
+    #[test]
+    fn values_arriving_in_order_fill_their_blocks() {
+        let mut index = SortedBlocks::<u64>::default();
+        for n in 0..(BLOCK * 4) as u64 {
+            index.insert(n);
+        }
+        assert_eq!(index.blocks.len(), 4);
+        assert!(index
+            .blocks
+            .iter()
+            .all(|b| b.len() == BLOCK && b.capacity() == BLOCK));
+        for n in 0..(BLOCK * 4) as u64 {
+            assert!(index.remove(n));
+        }
+        assert!(index.is_empty() && index.block_bytes == 0);
     }
 
     #[test]

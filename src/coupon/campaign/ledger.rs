@@ -163,7 +163,7 @@ pub fn entries(c: &Campaign, effects: &[Effect], now: i64, releases: Op) -> Vec<
                     claim: *claim,
                     user: stored.user.to_vec(),
                     expires_at_ms: state.expires_at_ms(),
-                    id: stored.request_id.as_deref().map(<[u8]>::to_vec),
+                    id: stored.request_id.map(<[u8]>::to_vec),
                     available: available(limit, confirmed, held),
                 }
             }

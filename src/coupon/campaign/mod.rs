@@ -6,7 +6,8 @@
 //! - `rules.rs`: the pure rule book, a typed outcome and its effects for
 //!   every command;
 //! - `effect.rs`: the effects and their one wire format (COUPON.APPLY);
-//! - `store.rs` (with `expiry.rs`): the campaign as stored, and `apply`,
+//! - `store.rs` (with `numbered.rs`, `interned.rs`, `expiry.rs` and
+//!   `heap.rs`): the campaign as stored in compact buffers, and `apply`,
 //!   the only way it changes, refusing effects that do not fit;
 //! - `encoding.rs`: the data type, its RDB encoding with the validation of
 //!   every load;
@@ -31,9 +32,12 @@ pub mod create;
 pub mod effect;
 pub mod encoding;
 pub mod expiry;
+pub mod heap;
 pub mod info;
+pub mod interned;
 pub mod ledger;
 pub mod ledger_option;
+pub mod numbered;
 pub mod on_coupon;
 pub mod reclaim;
 pub mod release;

@@ -8,36 +8,24 @@
 //! effect, whoever sent it (a decision of this module, the replication
 //! stream, an AOF, a loaded payload): it changes nothing then.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeMap;
 
 use super::effect::{Effect, Totals};
-use super::expiry::{Entry, ExpiryIndex};
+use super::expiry::{ExpiryIndex, SortedBlocks};
+use super::heap::{alloc_size, vec_bytes};
+use super::interned::{Handle, Interned};
+use super::numbered::{Numbered, Stored, CONFIRMED, NO_REQUEST};
 use super::settings::{Ledger, Settings};
 use crate::replicated::ApplyError;
-
-/// Claim numbers per [`ClaimBlock`].
-const CLAIM_BLOCK: u64 = 512;
 
 /// The last claim number: numbers are positive 64-bit signed integers on
 /// the wire, in the RDB and in replies.
 pub const LAST_CLAIM: u64 = i64::MAX as u64;
 
-/// What one run of [`CLAIM_BLOCK`] claim numbers holds, so that CLAIMS
-/// skips runs with nothing live: after a mass expiry, long runs of expired
-/// holds wait for the amortised reclaim.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct ClaimBlock {
-    confirmed: u32,
-    held: u32,
-    /// The latest expiry among its holds.
-    latest_expiry: i64,
-}
-
-impl ClaimBlock {
-    fn has_live(&self, now: i64) -> bool {
-        self.confirmed > 0 || (self.held > 0 && now <= self.latest_expiry)
-    }
-}
+/// A user's payload in [`Campaign::users`] with this bit set names its
+/// [`UserTree`] (the rest of the bits are its index in `trees`); clear, it
+/// is the number of the user's one claim (numbers end at 2^63 - 1).
+const TREE: u64 = 1 << 63;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaimState {
@@ -62,35 +50,75 @@ impl ClaimState {
             ClaimState::Held { expires_at_ms } => now <= expires_at_ms,
         }
     }
+
+    fn of(expires_at_ms: i64) -> Self {
+        match expires_at_ms {
+            CONFIRMED => ClaimState::Confirmed,
+            expires_at_ms => ClaimState::Held { expires_at_ms },
+        }
+    }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Claim {
-    pub user: Box<[u8]>,
-    pub request_id: Option<Box<[u8]>>,
+/// A stored claim, as read from the campaign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Claim<'a> {
+    pub user: &'a [u8],
+    pub request_id: Option<&'a [u8]>,
     pub state: ClaimState,
 }
 
-/// One user's stored claims: confirmed by number, held by expiry. Finding,
-/// counting and removing one is O(log n) (counting the live holds walks
-/// the index's blocks: n / 512 lengths).
+/// The claims of a user with more than one: confirmed by number, held by
+/// expiry. Finding, counting and removing one is O(log n) (counting the
+/// live holds walks the index's blocks: n / 512 lengths). A user with one
+/// claim has none: its claim's number is kept in its user record.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct UserClaims {
-    confirmed: BTreeSet<u64>,
+struct UserTree {
+    confirmed: SortedBlocks<u64>,
     holds: ExpiryIndex,
 }
 
-impl UserClaims {
+impl UserTree {
     fn live(&self, now: i64) -> u64 {
         (self.confirmed.len() + self.holds.len() - self.holds.count_before(now)) as u64
     }
 
-    fn is_empty(&self) -> bool {
-        self.confirmed.is_empty() && self.holds.is_empty()
+    fn len(&self) -> usize {
+        self.confirmed.len() + self.holds.len()
+    }
+
+    fn add(&mut self, claim: &Stored) {
+        match claim.expires_at_ms {
+            CONFIRMED => self.confirmed.insert(claim.number),
+            at => self.holds.insert((at, claim.number)),
+        }
+    }
+
+    fn remove(&mut self, claim: &Stored) {
+        match claim.expires_at_ms {
+            CONFIRMED => self.confirmed.remove(claim.number),
+            at => self.holds.remove((at, claim.number)),
+        };
+    }
+
+    /// Its one claim, once it has one.
+    fn only(&self) -> Option<u64> {
+        (self.len() == 1).then(|| {
+            self.confirmed
+                .first()
+                .or(self.holds.first().map(|(_, claim)| claim))
+                .expect("one claim")
+        })
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.confirmed.heap_bytes() + self.holds.heap_bytes()
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The campaign, in compact storage: each claim an entry of 24 bytes in
+/// number order, each user and each request id stored once (see
+/// `interned.rs`), a user's own indexes only once it has two claims.
+#[derive(Debug, Clone)]
 pub struct Campaign {
     settings: Settings,
     ledger: Option<Ledger>,
@@ -98,21 +126,40 @@ pub struct Campaign {
     /// never reused.
     totals: Totals,
     /// Live claims, and expired holds not yet reclaimed, by number.
-    claims: BTreeMap<u64, Claim>,
-    users: HashMap<Box<[u8]>, UserClaims>,
-    by_request: HashMap<Box<[u8]>, u64>,
+    claims: Numbered,
+    /// Every user with a stored claim; the payload is its one claim or
+    /// `TREE` with the index of its [`UserTree`].
+    users: Interned,
+    trees: Vec<Option<UserTree>>,
+    free_trees: Vec<u32>,
+    /// Heap bytes of the trees' indexes, kept as they change.
+    tree_bytes: usize,
+    /// Every stored request id; the payload is the claim holding it.
+    requests: Interned,
     /// The held claims of `claims`, by expiry.
     holds: ExpiryIndex,
-    /// `claims` summed per run of numbers.
-    blocks: BTreeMap<u64, ClaimBlock>,
     confirmed: u64,
     /// How many users have each count of confirmed claims (counts of 1 or
     /// more): the highest is what COUPON.ALTER may not lower PERUSER below.
     confirmed_per_user: BTreeMap<usize, u64>,
-    /// Bytes of the users and request ids stored, kept as claims come and
-    /// go so that MEMORY USAGE does not walk the campaign.
-    text_bytes: usize,
 }
+
+/// Equal when they hold the same settings, totals and claims, however
+/// they are laid out.
+impl PartialEq for Campaign {
+    fn eq(&self, other: &Self) -> bool {
+        self.settings == other.settings
+            && self.ledger == other.ledger
+            && self.totals == other.totals
+            && self.confirmed == other.confirmed
+            && self.confirmed_per_user == other.confirmed_per_user
+            && self.holds == other.holds
+            && self.stored_count() == other.stored_count()
+            && self.stored_claims().eq(other.stored_claims())
+    }
+}
+
+impl Eq for Campaign {}
 
 /// COUPON.INFO's fields, exact as of `now`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,14 +190,15 @@ impl Campaign {
             settings,
             ledger: None,
             totals: Totals::default(),
-            claims: BTreeMap::new(),
-            users: HashMap::new(),
-            by_request: HashMap::new(),
+            claims: Numbered::default(),
+            users: Interned::default(),
+            trees: Vec::new(),
+            free_trees: Vec::new(),
+            tree_bytes: 0,
+            requests: Interned::default(),
             holds: ExpiryIndex::default(),
-            blocks: BTreeMap::new(),
             confirmed: 0,
             confirmed_per_user: BTreeMap::new(),
-            text_bytes: 0,
         }
     }
 
@@ -175,9 +223,17 @@ impl Campaign {
             .map_or(0, |&n| n as u64)
     }
 
+    fn view(&self, stored: &Stored) -> Claim<'_> {
+        Claim {
+            user: self.users.key(stored.user),
+            request_id: (stored.request != NO_REQUEST).then(|| self.requests.key(stored.request)),
+            state: ClaimState::of(stored.expires_at_ms),
+        }
+    }
+
     /// The stored claim numbered `claim`, live or an expired hold.
-    pub fn stored(&self, claim: u64) -> Option<&Claim> {
-        self.claims.get(&claim)
+    pub fn stored(&self, claim: u64) -> Option<Claim<'_>> {
+        self.claims.get(claim).map(|stored| self.view(stored))
     }
 
     pub fn totals(&self) -> Totals {
@@ -185,17 +241,15 @@ impl Campaign {
     }
 
     /// The claim numbered `claim` if it is live at `now`.
-    pub fn live(&self, claim: u64, now: i64) -> Option<&Claim> {
-        self.claims
-            .get(&claim)
-            .filter(|found| found.state.is_live(now))
+    pub fn live(&self, claim: u64, now: i64) -> Option<Claim<'_>> {
+        self.stored(claim).filter(|found| found.state.is_live(now))
     }
 
     /// Is `claim` a hold that has expired at `now`, not reclaimed yet?
     pub fn is_expired_hold(&self, claim: u64, now: i64) -> bool {
         self.claims
-            .get(&claim)
-            .is_some_and(|c| matches!(c.state, ClaimState::Held { .. }) && !c.state.is_live(now))
+            .get(claim)
+            .is_some_and(|c| c.expires_at_ms != CONFIRMED && !c.is_live(now))
     }
 
     /// Live claims at `now`.
@@ -203,26 +257,61 @@ impl Campaign {
         self.confirmed + (self.holds.len() - self.holds.count_before(now)) as u64
     }
 
+    fn tree(&self, payload: u64) -> Option<&UserTree> {
+        if payload & TREE == 0 {
+            return None;
+        }
+        self.trees[(payload & !TREE) as usize].as_ref()
+    }
+
     /// Live claims of `user` at `now`.
     pub fn user_live(&self, user: &[u8], now: i64) -> u64 {
-        self.users.get(user).map_or(0, |claims| claims.live(now))
+        let Some(handle) = self.users.find(user) else {
+            return 0;
+        };
+        let payload = self.users.payload(handle);
+        match self.tree(payload) {
+            Some(tree) => tree.live(now),
+            None => self.claims.get(payload).is_some_and(|c| c.is_live(now)) as u64,
+        }
     }
 
     /// The numbers of `user`'s live claims at `now`, in order: O(k log n)
     /// for k of them, whatever number of expired holds the user has.
     pub fn user_live_claims(&self, user: &[u8], now: i64) -> Vec<u64> {
-        let Some(claims) = self.users.get(user) else {
+        let Some(handle) = self.users.find(user) else {
             return Vec::new();
         };
-        let mut numbers: Vec<u64> = claims.confirmed.iter().copied().collect();
-        numbers.extend(claims.holds.iter_from(now).map(|&(_, claim)| claim));
+        let payload = self.users.payload(handle);
+        let Some(tree) = self.tree(payload) else {
+            return match self.claims.get(payload) {
+                Some(claim) if claim.is_live(now) => vec![payload],
+                _ => Vec::new(),
+            };
+        };
+        let mut numbers: Vec<u64> = tree.confirmed.iter().copied().collect();
+        numbers.extend(tree.holds.iter_from(now).map(|&(_, claim)| claim));
         numbers.sort_unstable();
         numbers
     }
 
+    /// Confirmed claims of the user of `handle`.
+    fn user_confirmed(&self, handle: Handle) -> usize {
+        let payload = self.users.payload(handle);
+        match self.tree(payload) {
+            Some(tree) => tree.confirmed.len(),
+            None => self
+                .claims
+                .get(payload)
+                .is_some_and(|c| c.expires_at_ms == CONFIRMED) as usize,
+        }
+    }
+
     /// The stored claim that holds `request_id`, live or not.
     pub fn request_owner(&self, request_id: &[u8]) -> Option<u64> {
-        self.by_request.get(request_id).copied()
+        self.requests
+            .find(request_id)
+            .map(|handle| self.requests.payload(handle))
     }
 
     /// Holds expired at `now` and not reclaimed, the oldest first.
@@ -255,34 +344,27 @@ impl Campaign {
     /// COUPON.CLAIMS: live claims numbered `from` or more, in order, at
     /// most `count`. Runs of numbers with nothing live are skipped whole.
     pub fn claims(&self, from: u64, count: usize, now: i64) -> Vec<ClaimView<'_>> {
-        let mut found = Vec::new();
-        for (&block, summary) in self.blocks.range(from / CLAIM_BLOCK..) {
-            if !summary.has_live(now) {
-                continue;
-            }
-            let numbers = (block * CLAIM_BLOCK).max(from)..(block + 1) * CLAIM_BLOCK;
-            for (&number, claim) in self.claims.range(numbers) {
-                if found.len() == count {
-                    return found;
+        self.claims
+            .live_from(from, now)
+            .take(count)
+            .map(|stored| {
+                let claim = self.view(stored);
+                ClaimView {
+                    claim: stored.number,
+                    user: claim.user,
+                    state: claim.state,
+                    request_id: claim.request_id,
                 }
-                if claim.state.is_live(now) {
-                    found.push(ClaimView {
-                        claim: number,
-                        user: &claim.user,
-                        state: claim.state,
-                        request_id: claim.request_id.as_deref(),
-                    });
-                }
-            }
-        }
-        found.truncate(count);
-        found
+            })
+            .collect()
     }
 
     /// Every claim kept (live, or expired and not reclaimed), in order:
     /// what RDB, AOF rewrite and DEBUG DIGEST write out.
-    pub fn stored_claims(&self) -> impl Iterator<Item = (u64, &Claim)> {
-        self.claims.iter().map(|(n, c)| (*n, c))
+    pub fn stored_claims(&self) -> impl Iterator<Item = (u64, Claim<'_>)> {
+        self.claims
+            .iter()
+            .map(|stored| (stored.number, self.view(stored)))
     }
 
     pub fn stored_count(&self) -> usize {
@@ -298,7 +380,6 @@ impl Campaign {
                     return Err("the campaign has a ledger");
                 }
                 ledger.check()?;
-                self.text_bytes += ledger.stream.len();
                 self.ledger = Some(ledger.clone());
             }
             Effect::Alter(settings) => {
@@ -322,9 +403,9 @@ impl Campaign {
                 self.totals.released += 1;
             }
             Effect::Expire { claim } => {
-                match self.claims.get(claim).map(|c| c.state) {
-                    Some(ClaimState::Held { .. }) => {}
-                    Some(ClaimState::Confirmed) => return Err("a confirmed claim does not expire"),
+                match self.claims.get(*claim).map(|c| c.expires_at_ms) {
+                    Some(CONFIRMED) => return Err("a confirmed claim does not expire"),
+                    Some(_) => {}
                     None => return Err("no such claim"),
                 }
                 self.remove(*claim)?;
@@ -334,7 +415,7 @@ impl Campaign {
                 let accounted = (self.claims.len() as u64)
                     .checked_add(totals.released)
                     .and_then(|n| n.checked_add(totals.expired));
-                let highest = self.claims.keys().next_back().copied().unwrap_or(0);
+                let highest = self.claims.last_number().unwrap_or(0);
                 if totals.claims_made > LAST_CLAIM
                     || totals.claims_made < highest
                     || accounted != Some(totals.claims_made)
@@ -366,61 +447,111 @@ impl Campaign {
         if expires_at_ms.is_none() {
             self.check_room_to_confirm(user)?;
         }
-        let previous_owner = request_id.and_then(|id| self.request_owner(id));
-        if let Some(owner) = previous_owner {
-            if self.claims[&owner].state == ClaimState::Confirmed {
+        let previous = request_id.and_then(|id| self.requests.find(id));
+        if let Some(handle) = previous {
+            let owner = self.requests.payload(handle);
+            if self.claims.get(owner).map(|c| c.expires_at_ms) == Some(CONFIRMED) {
                 return Err("a confirmed claim's request id is reused");
             }
         }
         // Checked; from here on nothing fails.
-        let state = expires_at_ms.map_or(ClaimState::Confirmed, |at| ClaimState::Held {
-            expires_at_ms: at,
-        });
-        if let (Some(id), Some(owner)) = (request_id, previous_owner) {
-            // A held owner has expired (the primary decided so): it gives
-            // the id up.
-            if let Some(taken) = self
-                .claims
-                .get_mut(&owner)
-                .and_then(|c| c.request_id.take())
-            {
-                self.text_bytes -= taken.len();
+        let request = match (request_id, previous) {
+            (Some(_), Some(handle)) => {
+                // A held owner has expired (the primary decided so): it
+                // gives the id up.
+                let owner = self.requests.payload(handle);
+                self.claims.set_request(owner, NO_REQUEST);
+                self.requests.set_payload(handle, claim);
+                handle
             }
-            self.by_request.insert(id.into(), claim);
-        } else if let Some(id) = request_id {
-            self.by_request.insert(id.into(), claim);
-        }
-        self.text_bytes += user.len() + request_id.map_or(0, <[u8]>::len);
-        let claims = match self.users.get_mut(user) {
-            Some(claims) => claims,
+            (Some(id), None) => self.requests.insert(id, claim),
+            (None, _) => NO_REQUEST,
+        };
+        let expires_at_ms = expires_at_ms.unwrap_or(CONFIRMED);
+        let stored = Stored {
+            number: claim,
+            expires_at_ms,
+            user: 0,
+            request,
+        };
+        let handle = match self.users.find(user) {
             None => {
-                self.text_bytes += user.len();
-                self.users.entry(user.into()).or_default()
+                if expires_at_ms == CONFIRMED {
+                    self.count_user_confirmed(0, 1);
+                }
+                self.users.insert(user, claim)
+            }
+            Some(handle) => {
+                let before = self.user_confirmed(handle);
+                let payload = self.users.payload(handle);
+                let index = match self.tree(payload) {
+                    Some(_) => (payload & !TREE) as usize,
+                    None => {
+                        // A second claim: the user gets its own indexes.
+                        let only = *self.claims.get(payload).expect("the user's claim");
+                        let mut tree = UserTree::default();
+                        tree.add(&only);
+                        let index = self.new_tree(tree);
+                        self.users.set_payload(handle, TREE | index as u64);
+                        index
+                    }
+                };
+                self.change_tree(index, |tree| tree.add(&stored));
+                if expires_at_ms == CONFIRMED {
+                    self.count_user_confirmed(before, before + 1);
+                }
+                handle
             }
         };
-        match state {
-            ClaimState::Held { expires_at_ms } => {
-                claims.holds.insert((expires_at_ms, claim));
-                self.holds.insert((expires_at_ms, claim));
-            }
-            ClaimState::Confirmed => {
-                claims.confirmed.insert(claim);
-                let now_confirmed = claims.confirmed.len();
-                self.confirmed += 1;
-                self.count_user_confirmed(now_confirmed - 1, now_confirmed);
-            }
+        if expires_at_ms == CONFIRMED {
+            self.confirmed += 1;
+        } else {
+            self.holds.insert((expires_at_ms, claim));
         }
-        self.count_in_block(claim, state, true);
-        self.claims.insert(
-            claim,
-            Claim {
-                user: user.into(),
-                request_id: request_id.map(Into::into),
-                state,
-            },
-        );
+        self.claims.push(Stored {
+            user: handle,
+            ..stored
+        });
         self.totals.claims_made = claim;
         Ok(())
+    }
+
+    fn new_tree(&mut self, tree: UserTree) -> usize {
+        self.tree_bytes += tree.heap_bytes();
+        match self.free_trees.pop() {
+            Some(index) => {
+                self.trees[index as usize] = Some(tree);
+                index as usize
+            }
+            None => {
+                self.trees.push(Some(tree));
+                self.trees.len() - 1
+            }
+        }
+    }
+
+    /// Changes tree `index`, keeping [`Campaign::tree_bytes`] in step.
+    fn change_tree<R>(&mut self, index: usize, change: impl FnOnce(&mut UserTree) -> R) -> R {
+        let tree = self.trees[index].as_mut().expect("a live tree");
+        let before = tree.heap_bytes();
+        let result = change(tree);
+        self.tree_bytes = self.tree_bytes - before + tree.heap_bytes();
+        result
+    }
+
+    fn drop_tree(&mut self, index: usize) {
+        if let Some(tree) = self.trees[index].take() {
+            self.tree_bytes -= tree.heap_bytes();
+        }
+        if index + 1 == self.trees.len() {
+            self.trees.pop();
+        } else {
+            self.free_trees.push(index as u32);
+        }
+        if self.trees.len() == self.free_trees.len() {
+            self.trees = Vec::new();
+            self.free_trees = Vec::new();
+        }
     }
 
     /// One more confirmed claim, of `user`, must fit `limit` and `PERUSER`.
@@ -429,84 +560,82 @@ impl Campaign {
     /// again (a clock behind the primary's, a loaded value) can it not.
     pub fn room_to_confirm(&self, claim: u64) -> bool {
         self.claims
-            .get(&claim)
-            .is_some_and(|found| self.room_to_confirm_for(&found.user))
+            .get(claim)
+            .is_some_and(|found| self.room_to_confirm_of(Some(found.user)))
     }
 
-    fn room_to_confirm_for(&self, user: &[u8]) -> bool {
-        let of_user = self.users.get(user).map_or(0, |c| c.confirmed.len());
+    fn room_to_confirm_of(&self, user: Option<Handle>) -> bool {
+        let of_user = user.map_or(0, |handle| self.user_confirmed(handle));
         self.confirmed < self.settings.limit as u64 && of_user < self.settings.per_user as usize
     }
 
     fn check_room_to_confirm(&self, user: &[u8]) -> Result<(), ApplyError> {
-        if !self.room_to_confirm_for(user) {
+        if !self.room_to_confirm_of(self.users.find(user)) {
             return Err("more confirmed claims than the limit or PERUSER allow");
         }
         Ok(())
     }
 
     fn confirm(&mut self, claim: u64) -> Result<(), ApplyError> {
-        let found = self.claims.get(&claim).ok_or("no such claim")?;
-        let held = found.state;
-        let ClaimState::Held { expires_at_ms } = held else {
+        let found = *self.claims.get(claim).ok_or("no such claim")?;
+        if found.expires_at_ms == CONFIRMED {
             return Err("the claim is not held");
-        };
-        self.check_room_to_confirm(&found.user)?;
-        let found = self.claims.get_mut(&claim).ok_or("no such claim")?;
-        found.state = ClaimState::Confirmed;
-        let entry: Entry = (expires_at_ms, claim);
-        if let Some(claims) = self.users.get_mut(&found.user) {
-            claims.holds.remove(entry);
-            claims.confirmed.insert(claim);
-            let now_confirmed = claims.confirmed.len();
-            self.count_user_confirmed(now_confirmed - 1, now_confirmed);
         }
-        self.holds.remove(entry);
+        if !self.room_to_confirm_of(Some(found.user)) {
+            return Err("more confirmed claims than the limit or PERUSER allow");
+        }
+        let before = self.user_confirmed(found.user);
+        let payload = self.users.payload(found.user);
+        if self.tree(payload).is_some() {
+            self.change_tree((payload & !TREE) as usize, |tree| {
+                tree.remove(&found);
+                tree.add(&Stored {
+                    expires_at_ms: CONFIRMED,
+                    ..found
+                });
+            });
+        }
+        self.count_user_confirmed(before, before + 1);
+        self.claims.set_expiry(claim, CONFIRMED);
+        self.holds.remove((found.expires_at_ms, claim));
         self.confirmed += 1;
-        self.count_in_block(claim, held, false);
-        self.count_in_block(claim, ClaimState::Confirmed, true);
         Ok(())
     }
 
-    fn remove(&mut self, number: u64) -> Result<Claim, ApplyError> {
-        let state = self.claims.get(&number).ok_or("no such claim")?.state;
-        self.count_in_block(number, state, false);
-        let claim = self.claims.remove(&number).ok_or("no such claim")?;
-        let mut emptied = false;
-        if let Some(claims) = self.users.get_mut(&claim.user) {
-            match claim.state {
-                ClaimState::Held { expires_at_ms } => {
-                    claims.holds.remove((expires_at_ms, number));
-                }
-                ClaimState::Confirmed => {
-                    claims.confirmed.remove(&number);
-                    let now_confirmed = claims.confirmed.len();
-                    self.count_user_confirmed(now_confirmed + 1, now_confirmed);
-                }
+    fn remove(&mut self, number: u64) -> Result<(), ApplyError> {
+        let claim = self.claims.remove(number).ok_or("no such claim")?;
+        let confirmed = claim.expires_at_ms == CONFIRMED;
+        let payload = self.users.payload(claim.user);
+        if self.tree(payload).is_some() {
+            let index = (payload & !TREE) as usize;
+            let before = self.trees[index].as_ref().map_or(0, |t| t.confirmed.len());
+            let only = self.change_tree(index, |tree| {
+                tree.remove(&claim);
+                tree.only()
+            });
+            if confirmed {
+                self.count_user_confirmed(before, before - 1);
             }
-            emptied = self
-                .users
-                .get(&claim.user)
-                .is_some_and(UserClaims::is_empty);
-        }
-        if emptied {
-            self.users.remove(&claim.user);
-            self.text_bytes -= claim.user.len();
-        }
-        match claim.state {
-            ClaimState::Held { expires_at_ms } => {
-                self.holds.remove((expires_at_ms, number));
+            if let Some(only) = only {
+                // Back to one claim: kept in the user record again.
+                self.drop_tree(index);
+                self.users.set_payload(claim.user, only);
             }
-            ClaimState::Confirmed => self.confirmed -= 1,
-        }
-        self.text_bytes -= claim.user.len();
-        if let Some(id) = &claim.request_id {
-            self.text_bytes -= id.len();
-            if self.by_request.get(id) == Some(&number) {
-                self.by_request.remove(id);
+        } else {
+            if confirmed {
+                self.count_user_confirmed(1, 0);
             }
+            self.users.remove(claim.user);
         }
-        Ok(claim)
+        if confirmed {
+            self.confirmed -= 1;
+        } else {
+            self.holds.remove((claim.expires_at_ms, number));
+        }
+        if claim.request != NO_REQUEST {
+            self.requests.remove(claim.request);
+        }
+        Ok(())
     }
 
     /// Keeps [`Campaign::confirmed_per_user`] in step with a user whose
@@ -525,62 +654,35 @@ impl Campaign {
         }
     }
 
-    /// Keeps the block summary of `number` in step with a change of its
-    /// claim: `added` a claim in `state`, or took one away.
-    fn count_in_block(&mut self, number: u64, state: ClaimState, added: bool) {
-        let key = number / CLAIM_BLOCK;
-        let block = self.blocks.entry(key).or_default();
-        match (state, added) {
-            (ClaimState::Confirmed, true) => block.confirmed += 1,
-            (ClaimState::Confirmed, false) => block.confirmed -= 1,
-            (ClaimState::Held { expires_at_ms }, true) => {
-                block.held += 1;
-                block.latest_expiry = block.latest_expiry.max(expires_at_ms);
-            }
-            (ClaimState::Held { expires_at_ms }, false) => {
-                block.held -= 1;
-                if expires_at_ms == block.latest_expiry {
-                    // Recomputed from the block's own claims: at most 512.
-                    let range = key * CLAIM_BLOCK..(key + 1) * CLAIM_BLOCK;
-                    block.latest_expiry = self
-                        .claims
-                        .range(range)
-                        .filter(|(&n, _)| n != number)
-                        .filter_map(|(_, c)| match c.state {
-                            ClaimState::Held { expires_at_ms } => Some(expires_at_ms),
-                            ClaimState::Confirmed => None,
-                        })
-                        .max()
-                        .unwrap_or(0);
-                }
-            }
-        }
-        if block.confirmed == 0 && block.held == 0 {
-            self.blocks.remove(&key);
-        }
-    }
-
-    /// Heap bytes, for MEMORY USAGE: an estimate from the sizes of what is
-    /// stored (a B-tree entry with its share of a node, a hash map slot,
-    /// an entry in its user's index), in time independent of the number of
-    /// claims but for the expiry index's blocks (n / 512).
+    /// Heap bytes, for MEMORY USAGE: every buffer's capacity rounded to
+    /// the allocator's size class, kept as they change (O(1) but for the
+    /// string slabs' classes). The B-tree of counts per user is estimated
+    /// (it has one entry per distinct count, at most PERUSER).
     pub fn heap_bytes(&self) -> usize {
-        let per_claim = std::mem::size_of::<(u64, Claim)>() + 16 + std::mem::size_of::<Entry>();
-        let per_user = std::mem::size_of::<(Box<[u8]>, UserClaims)>() + 16 + 24;
-        let per_request = std::mem::size_of::<(Box<[u8]>, u64)>() + 1;
-        let per_block = std::mem::size_of::<(u64, ClaimBlock)>() + 16;
-        self.claims.len() * per_claim
-            + self.users.len() * per_user
-            + self.by_request.len() * per_request
-            + self.blocks.len() * per_block
-            + self.text_bytes
+        let counts = self.confirmed_per_user.len().div_ceil(11) * alloc_size(192);
+        self.claims.heap_bytes()
             + self.holds.heap_bytes()
+            + self.users.heap_bytes()
+            + self.requests.heap_bytes()
+            + vec_bytes::<Option<UserTree>>(self.trees.capacity())
+            + vec_bytes::<u32>(self.free_trees.capacity())
+            + self.tree_bytes
+            + counts
+            + self
+                .ledger
+                .as_ref()
+                .map_or(0, |l| alloc_size(l.stream.len()))
     }
 
     /// How much work freeing it is, for Redis's choice of freeing it on
     /// the lazyfree thread: one unit an allocation, about.
     pub fn free_effort(&self) -> usize {
-        self.claims.len() + self.users.len() + self.by_request.len() + 1
+        self.claims.allocations()
+            + self.holds.allocations()
+            + self.users.allocations()
+            + self.requests.allocations()
+            + (self.trees.len() - self.free_trees.len()) * 4
+            + 1
     }
 }
 
@@ -674,7 +776,7 @@ mod tests {
         c.apply(&put(1, "a", Some(NOW - 1), Some("r"))).unwrap();
         c.apply(&put(2, "b", Some(NOW + 1), Some("r"))).unwrap();
         assert_eq!(c.request_owner(b"r"), Some(2));
-        assert_eq!(c.claims[&1].request_id, None);
+        assert_eq!(c.stored(1).unwrap().request_id, None);
         // The stale claim goes; the new owner keeps the id.
         c.apply(&Effect::Expire { claim: 1 }).unwrap();
         assert_eq!(c.request_owner(b"r"), Some(2));
@@ -728,8 +830,12 @@ mod tests {
         c.apply(&Effect::Release { claim: 1_000 }).unwrap();
         let live: Vec<u64> = c.claims(1, 10, NOW).iter().map(|v| v.claim).collect();
         assert_eq!(live, [2_000, 3_000]);
-        assert!(!c.blocks[&(1_000 / CLAIM_BLOCK)].has_live(NOW));
-        assert!(c.blocks[&(2_000 / CLAIM_BLOCK)].has_live(NOW + 6_000_000));
+        let later: Vec<u64> = c
+            .claims(1, 10, NOW + 6_000_000)
+            .iter()
+            .map(|v| v.claim)
+            .collect();
+        assert_eq!(later, [2_000]);
         // Rebuilt from its claims, a campaign has the same summaries.
         let mut rebuilt = Campaign::new(c.settings());
         for (n, claim) in c.stored_claims() {
@@ -740,46 +846,74 @@ mod tests {
             rebuilt
                 .apply(&put(
                     n,
-                    std::str::from_utf8(&claim.user).unwrap(),
+                    std::str::from_utf8(claim.user).unwrap(),
                     expiry,
                     None,
                 ))
                 .unwrap();
         }
-        assert_eq!(rebuilt.blocks, c.blocks);
-    }
-
-    /// What `text_bytes` must equal: a walk over everything stored.
-    fn walked_text_bytes(c: &Campaign) -> usize {
-        let users: usize = c.users.keys().map(|u| u.len()).sum();
-        let claims: usize = c
-            .claims
-            .values()
-            .map(|claim| claim.user.len() + claim.request_id.as_ref().map_or(0, |id| id.len()))
-            .sum();
-        users + claims
+        rebuilt.apply(&Effect::Totals(c.totals())).unwrap();
+        assert_eq!(rebuilt, c);
     }
 
     #[test]
-    fn stored_text_bytes_follow_every_change() {
+    fn memory_follows_every_change_and_is_all_given_back() {
         let mut c = campaign(10, 2);
+        let empty = c.heap_bytes();
         c.apply(&put(1, "alice", Some(NOW), Some("order-1")))
             .unwrap();
         c.apply(&put(2, "alice", Some(NOW), None)).unwrap();
         c.apply(&put(3, "bob", Some(NOW), Some("order-2"))).unwrap();
-        assert_eq!(c.text_bytes, walked_text_bytes(&c));
+        let three = c.heap_bytes();
+        assert!(three > empty);
         c.apply(&Effect::Confirm { claim: 2 }).unwrap();
         c.apply(&Effect::Release { claim: 3 }).unwrap();
-        assert_eq!(c.text_bytes, walked_text_bytes(&c));
+        assert_eq!(c.user_live(b"alice", NOW), 2);
+        assert_eq!(c.user_live(b"bob", NOW), 0);
         // An expired hold's id taken over, then everything removed.
         c.apply(&put(4, "carol", Some(NOW + 5), Some("order-1")))
             .unwrap();
-        assert_eq!(c.text_bytes, walked_text_bytes(&c));
+        assert_eq!(c.request_owner(b"order-1"), Some(4));
+        assert_eq!(c.stored(1).unwrap().request_id, None);
         for claim in [1, 2, 4] {
             c.apply(&Effect::Release { claim }).unwrap();
         }
-        assert_eq!(c.text_bytes, 0);
-        assert!(c.users.is_empty() && c.by_request.is_empty());
+        assert!(c.users.is_empty() && c.requests.is_empty() && c.trees.is_empty());
+        assert_eq!(c.heap_bytes(), empty);
+        assert_eq!(c.tree_bytes, 0);
+    }
+
+    /// A user goes from one claim to many and back, its indexes with it.
+    #[test]
+    fn a_user_keeps_its_own_indexes_only_while_it_has_two_claims_or_more() {
+        let mut c = campaign(10_000, 10_000);
+        for n in 1..=2_000u64 {
+            let expiry = if n % 3 == 0 {
+                None
+            } else {
+                Some(NOW + (n % 7) as i64)
+            };
+            c.apply(&put(n, "a", expiry, None)).unwrap();
+        }
+        c.apply(&put(2_001, "b", None, None)).unwrap();
+        assert_eq!(c.most_confirmed_of_a_user(), 666);
+        let held_live = (1..=2_000u64).filter(|n| n % 3 != 0 && n % 7 >= 4).count() as u64;
+        assert_eq!(c.user_live(b"a", NOW + 4), 666 + held_live);
+        for n in (1..=2_000u64).filter(|n| n % 5 != 0) {
+            c.apply(&Effect::Release { claim: n }).unwrap();
+        }
+        assert_eq!(
+            c.user_live_claims(b"a", 0),
+            (1..=400).map(|n| n * 5).collect::<Vec<_>>()
+        );
+        for n in (5..2_000u64).step_by(5) {
+            c.apply(&Effect::Release { claim: n }).unwrap();
+        }
+        assert!(c.trees.is_empty() && c.tree_bytes == 0);
+        assert_eq!(c.user_live_claims(b"a", 0), [2_000]);
+        c.apply(&Effect::Confirm { claim: 2_000 }).unwrap();
+        assert_eq!(c.most_confirmed_of_a_user(), 1);
+        assert_eq!(c.confirmed_count(), 2);
     }
 
     #[test]
@@ -788,7 +922,7 @@ mod tests {
         c.apply(&put(1, "alice", Some(NOW), Some("order-1")))
             .unwrap();
         let copy = c.clone();
-        let (source, copied) = (&c.claims[&1], &copy.claims[&1]);
+        let (source, copied) = (c.stored(1).unwrap(), copy.stored(1).unwrap());
         assert_eq!(source, copied);
         assert_ne!(source.user.as_ptr(), copied.user.as_ptr());
         let ids = (source.request_id.as_ref(), copied.request_id.as_ref());
