@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::memory::{memory_info, memory_usage, used_memory};
 use common::*;
 use redis::Connection;
 
@@ -27,29 +28,6 @@ fn user(i: usize) -> String {
 
 fn id(i: usize) -> String {
     format!("r:{i:019}") // 21 bytes
-}
-
-fn memory_info(con: &mut Connection, field: &str) -> String {
-    let info: String = redis::cmd("INFO").arg("memory").query(con).unwrap();
-    info.lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .unwrap_or_else(|| panic!("INFO memory has no {field}"))
-        .trim()
-        .to_string()
-}
-
-fn used_memory(con: &mut Connection) -> i64 {
-    memory_info(con, "used_memory").parse().unwrap()
-}
-
-fn memory_usage(con: &mut Connection, key: &str) -> i64 {
-    redis::cmd("MEMORY")
-        .arg("USAGE")
-        .arg(key)
-        .arg("SAMPLES")
-        .arg(0)
-        .query(con)
-        .unwrap()
 }
 
 /// Sends `calls` pipelined, 2,000 at a time, each reply checked.
@@ -88,7 +66,7 @@ struct Figures {
 fn figures(con: &mut Connection, start: i64, n: usize) -> Figures {
     Figures {
         real: (used_memory(con) - start) as f64 / n as f64,
-        usage: memory_usage(con, "cpn") as f64 / n as f64,
+        usage: memory_usage(con, &["cpn"]) as f64 / n as f64,
     }
 }
 
@@ -195,7 +173,7 @@ fn held_claims_with_request_ids() {
             call
         }),
     );
-    let left = memory_usage(&mut con, "cpn");
+    let left = memory_usage(&mut con, &["cpn"]);
     let grown = used_memory(&mut con) - start;
     eprintln!("all released: {grown} B real growth left, MEMORY USAGE {left} B");
     // What is left is the campaign's own record and the server's buffers.

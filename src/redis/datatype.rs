@@ -56,10 +56,10 @@ pub trait ModuleValue: Thin + 'static {
     /// Work to free it (about one unit an allocation): above
     /// `lazyfree-lazy-*`'s threshold Redis frees it on its lazyfree thread.
     fn free_effort(&self) -> usize;
-    /// Moves what the value owns out of fragmented pages (its own box is
-    /// moved already), from `from` (0 at first, else where it stopped):
-    /// `Some(resume)` when `mover` asked it to stop, `None` when done.
-    fn defrag(&mut self, mover: &mut Mover, from: u64) -> Option<u64>;
+    /// Shows `mover` every buffer the value owns beyond its own block
+    /// (moved already), always in the same order, so that a walk stopped
+    /// half way resumes where it stopped.
+    fn defrag(&mut self, mover: &mut Mover);
 }
 
 /// A registered data type; `register` at load, then keys can hold `T`.
@@ -330,8 +330,8 @@ extern "C" fn free_effort<T: ModuleValue + ?Sized>(
     guarded(1, || unsafe { value_of::<T>(value) }.free_effort())
 }
 
-/// Moves the value's box, then what it owns, resuming where Redis's cursor
-/// says: 1 when more is left for a later call, 0 when done.
+/// Moves the value's block, then what it owns, resuming where Redis's
+/// cursor says: 1 when more is left for a later call, 0 when done.
 extern "C" fn defrag<T: ModuleValue + ?Sized>(
     ctx: *mut raw::RedisModuleDefragCtx,
     _key: *mut raw::RedisModuleString,
@@ -341,22 +341,17 @@ extern "C" fn defrag<T: ModuleValue + ?Sized>(
         // SAFETY: the context of this callback, dropped before it returns.
         let mut mover = unsafe { Mover::new(ctx) };
         // SAFETY: `value` is where Redis keeps its pointer to a value of
-        // this type, made by `into_raw` (a box): a moved box is written
-        // back there, and the old address is not used again.
+        // this type, made by `into_raw` (one block: a box, or a `Tailed`
+        // whose head is copied along): a moved block is written back
+        // there, and the old address is not used again.
         let value = unsafe {
             if let Some(moved) = mover.moved((*value).cast::<u8>()) {
                 *value = moved.cast();
             }
             &mut *T::from_thin(*value)
         };
-        let from = mover.cursor();
-        match value.defrag(&mut mover, from) {
-            Some(resume) => {
-                mover.set_cursor(resume);
-                1
-            }
-            None => 0,
-        }
+        value.defrag(&mut mover);
+        mover.finish()
     })
 }
 

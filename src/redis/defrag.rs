@@ -9,17 +9,40 @@ use redis_module::raw;
 
 use crate::stats;
 
-/// Moves a value's buffers within one defrag callback.
+/// Moves a value's buffers within one defrag callback, one at a time in
+/// the order the value visits them, and stops when the server says so:
+/// the count of buffers visited is the cursor a later call resumes from
+/// (a value changed in between is visited again from about there).
 pub struct Mover {
     ctx: *mut raw::RedisModuleDefragCtx,
+    /// Buffers visited in earlier calls of this walk: skipped.
+    resume_after: u64,
+    visited: u64,
+    moves_since_asked: u32,
+    /// Where this call stopped, when it did.
+    stopped: Option<u64>,
 }
+
+/// Moves between two questions to the server whether to stop: asking is a
+/// clock reading.
+const MOVES_PER_QUESTION: u32 = 16;
 
 impl Mover {
     /// # Safety
     /// `ctx` is the defrag context of the running callback, and the mover
     /// is dropped before the callback returns.
     pub(super) unsafe fn new(ctx: *mut raw::RedisModuleDefragCtx) -> Self {
-        Mover { ctx }
+        let mut cursor: c_ulong = 0;
+        // SAFETY: the running callback's context; Redis writes the cursor
+        // only when this is a resumed walk, else it stays 0.
+        raw::RedisModule_DefragCursorGet.unwrap()(ctx, &mut cursor);
+        Mover {
+            ctx,
+            resume_after: cursor,
+            visited: 0,
+            moves_since_asked: 0,
+            stopped: None,
+        }
     }
 
     /// The buffer's address after a move, or `None` when the allocator
@@ -37,10 +60,28 @@ impl Mover {
         Some(moved.cast())
     }
 
+    /// Is the next buffer of the walk to be moved in this call?
+    fn next_is_ours(&mut self) -> bool {
+        self.visited += 1;
+        if self.visited <= self.resume_after || self.stopped.is_some() {
+            return false;
+        }
+        self.moves_since_asked += 1;
+        if self.moves_since_asked > MOVES_PER_QUESTION {
+            self.moves_since_asked = 0;
+            // SAFETY: the running callback's context (see `new`).
+            if unsafe { raw::RedisModule_DefragShouldStop.unwrap()(self.ctx) } != 0 {
+                self.stopped = Some(self.visited - 1);
+                return false;
+            }
+        }
+        true
+    }
+
     /// Moves a boxed slice's buffer if the allocator advises it.
     pub fn boxed_slice<T>(&mut self, slice: &mut Box<[T]>) {
-        if std::mem::size_of_val(&**slice) == 0 {
-            return; // no allocation behind it
+        if std::mem::size_of_val(&**slice) == 0 || !self.next_is_ours() {
+            return; // no allocation behind it, or not this call's
         }
         let len = slice.len();
         let ptr = slice.as_mut_ptr();
@@ -62,8 +103,8 @@ impl Mover {
 
     /// Moves a vector's buffer if the allocator advises it.
     pub fn vec<T>(&mut self, vec: &mut Vec<T>) {
-        if vec.capacity() == 0 || std::mem::size_of::<T>() == 0 {
-            return; // no allocation behind it
+        if vec.capacity() == 0 || std::mem::size_of::<T>() == 0 || !self.next_is_ours() {
+            return; // no allocation behind it, or not this call's
         }
         let (len, capacity, ptr) = (vec.len(), vec.capacity(), vec.as_mut_ptr());
         // SAFETY: as for `boxed_slice`: the vector's one allocation, with
@@ -75,25 +116,17 @@ impl Mover {
         }
     }
 
-    /// Has this callback run long enough? Then it keeps a cursor and
-    /// returns; Redis calls it again later.
-    pub fn should_stop(&self) -> bool {
-        // SAFETY: the running callback's context (see `new`).
-        unsafe { raw::RedisModule_DefragShouldStop.unwrap()(self.ctx) != 0 }
-    }
-
-    /// Where the previous call of this value's walk stopped (0 at first).
-    pub(super) fn cursor(&self) -> u64 {
-        let mut cursor: c_ulong = 0;
-        // SAFETY: the running callback's context; Redis writes the cursor
-        // only when this is a resumed walk, else it stays 0.
-        unsafe { raw::RedisModule_DefragCursorGet.unwrap()(self.ctx, &mut cursor) };
-        cursor
-    }
-
-    pub(super) fn set_cursor(&mut self, cursor: u64) {
-        // SAFETY: the running callback's context.
-        unsafe { raw::RedisModule_DefragCursorSet.unwrap()(self.ctx, cursor as c_ulong) };
+    /// Ends the call: 1 with the cursor kept when it stopped half way
+    /// (Redis calls again later), 0 when the walk is done.
+    pub(super) fn finish(self) -> i32 {
+        match self.stopped {
+            Some(visited) => {
+                // SAFETY: the running callback's context.
+                unsafe { raw::RedisModule_DefragCursorSet.unwrap()(self.ctx, visited as c_ulong) };
+                1
+            }
+            None => 0,
+        }
     }
 }
 

@@ -6,12 +6,18 @@ use redis::Connection;
 
 use super::payload::{dump, Payload};
 
-pub fn used_memory(con: &mut Connection) -> i64 {
+/// One field of `INFO memory`, as the server wrote it.
+pub fn memory_info(con: &mut Connection, field: &str) -> String {
     let info: String = redis::cmd("INFO").arg("memory").query(con).unwrap();
     info.lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.trim().parse().ok())
-        .expect("used_memory in INFO memory")
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .unwrap_or_else(|| panic!("INFO memory has no {field}"))
+        .trim()
+        .to_string()
+}
+
+pub fn used_memory(con: &mut Connection) -> i64 {
+    memory_info(con, "used_memory").parse().unwrap()
 }
 
 /// `MEMORY USAGE key SAMPLES 0` summed over `keys` (a missing key: 0).

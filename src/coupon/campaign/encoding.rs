@@ -91,8 +91,8 @@ impl ModuleValue for Campaign {
         Campaign::free_effort(self)
     }
 
-    fn defrag(&mut self, _mover: &mut Mover, _from: u64) -> Option<u64> {
-        None
+    fn defrag(&mut self, mover: &mut Mover) {
+        Campaign::defrag(self, mover);
     }
 }
 

@@ -9,6 +9,7 @@
 //! the end.
 
 use super::heap::vec_bytes;
+use crate::redis::Mover;
 
 const BLOCK: usize = 512;
 
@@ -151,6 +152,14 @@ impl<T: Ord + Copy> SortedBlocks<T> {
     /// Heap bytes, for MEMORY USAGE: O(1).
     pub fn heap_bytes(&self) -> usize {
         vec_bytes::<Vec<T>>(self.blocks.capacity()) + self.block_bytes
+    }
+
+    /// Shows every buffer to `mover`: the list of blocks, then each block.
+    pub fn defrag(&mut self, mover: &mut Mover) {
+        mover.vec(&mut self.blocks);
+        for block in &mut self.blocks {
+            mover.vec(block);
+        }
     }
 
     /// Allocations, for the lazyfree decision.

@@ -14,6 +14,7 @@
 use std::hash::{BuildHasher, RandomState};
 
 use super::heap::{alloc_size, vec_bytes};
+use crate::redis::Mover;
 
 /// A string's handle: its class (top 4 bits) and its slot in that class.
 pub type Handle = u32;
@@ -320,6 +321,24 @@ impl Interned {
             + vec_bytes::<Option<(u64, Box<[u8]>)>>(self.boxed.capacity())
             + vec_bytes::<u32>(self.boxed_free.capacity())
             + self.boxed_bytes
+    }
+
+    /// Shows every buffer to `mover`: the classes and their pages, the
+    /// long strings, the table.
+    pub fn defrag(&mut self, mover: &mut Mover) {
+        mover.vec(&mut self.classes);
+        for class in &mut self.classes {
+            mover.vec(&mut class.pages);
+            for page in &mut class.pages {
+                mover.boxed_slice(page);
+            }
+        }
+        mover.vec(&mut self.boxed);
+        for (_, long) in self.boxed.iter_mut().flatten() {
+            mover.boxed_slice(long);
+        }
+        mover.vec(&mut self.boxed_free);
+        mover.vec(&mut self.table);
     }
 
     /// Allocations, for the lazyfree decision.

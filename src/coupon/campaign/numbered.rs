@@ -6,6 +6,7 @@
 //! long runs of expired holds wait for the amortised reclaim).
 
 use super::heap::vec_bytes;
+use crate::redis::Mover;
 
 const BLOCK: usize = 512;
 
@@ -196,6 +197,14 @@ impl Numbered {
     /// Heap bytes, for MEMORY USAGE: O(1).
     pub fn heap_bytes(&self) -> usize {
         vec_bytes::<Block>(self.blocks.capacity()) + self.entry_bytes
+    }
+
+    /// Shows every buffer to `mover`: the blocks, then each block's entries.
+    pub fn defrag(&mut self, mover: &mut Mover) {
+        mover.vec(&mut self.blocks);
+        for block in &mut self.blocks {
+            mover.vec(&mut block.entries);
+        }
     }
 
     /// Allocations, for the lazyfree decision.

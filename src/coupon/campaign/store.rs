@@ -16,6 +16,7 @@ use super::heap::{alloc_size, vec_bytes};
 use super::interned::{Handle, Interned};
 use super::numbered::{Numbered, Stored, CONFIRMED, NO_REQUEST};
 use super::settings::{Ledger, Settings};
+use crate::redis::Mover;
 use crate::replicated::ApplyError;
 
 /// The last claim number: numbers are positive 64-bit signed integers on
@@ -683,6 +684,25 @@ impl Campaign {
             + self.requests.allocations()
             + (self.trees.len() - self.free_trees.len()) * 4
             + 1
+    }
+
+    /// Shows every buffer to `mover`, always in this order (a walk stopped
+    /// half way resumes by position). The B-tree of counts per user (one
+    /// entry per distinct count) stays where it is.
+    pub fn defrag(&mut self, mover: &mut Mover) {
+        if let Some(ledger) = &mut self.ledger {
+            mover.boxed_slice(&mut ledger.stream);
+        }
+        self.claims.defrag(mover);
+        self.holds.defrag(mover);
+        self.users.defrag(mover);
+        self.requests.defrag(mover);
+        mover.vec(&mut self.trees);
+        for tree in self.trees.iter_mut().flatten() {
+            tree.confirmed.defrag(mover);
+            tree.holds.defrag(mover);
+        }
+        mover.vec(&mut self.free_trees);
     }
 }
 

@@ -63,10 +63,8 @@ impl ModuleValue for Window {
         1
     }
 
-    /// Two buffers besides the block at most: never stops half way.
-    fn defrag(&mut self, mover: &mut Mover, _from: u64) -> Option<u64> {
+    fn defrag(&mut self, mover: &mut Mover) {
         Window::defrag(self, mover);
-        None
     }
 }
 
