@@ -11,7 +11,7 @@ Check(current=1, level=0)
 from .guard import AsyncGuard, AsyncPipeline, Guard, Pipeline
 from .results import ALREADY_WON, SOLD_OUT, Cart, Check, Claim, Reservation, Throttle, ThrottleAll
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 __all__ = [
     "ALREADY_WON",
