@@ -21,6 +21,8 @@ pub mod stream;
 pub mod tape;
 mod test_panic;
 pub mod throttle;
+#[cfg(test)]
+mod xorshift;
 
 use redis::Command;
 /// The encoding interface of module values, for tests and fuzz targets

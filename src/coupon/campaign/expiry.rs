@@ -205,13 +205,8 @@ mod tests {
     fn agrees_with_a_sorted_vector_over_random_operations() {
         let mut index = ExpiryIndex::default();
         let mut plain: Vec<Entry> = Vec::new();
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = crate::xorshift::Xorshift::new(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = || rng.next();
         for claim in 0..20_000u64 {
             let roll = next() % 10;
             if roll < 6 || plain.is_empty() {

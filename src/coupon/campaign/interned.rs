@@ -358,13 +358,8 @@ mod tests {
     fn agrees_with_a_hash_map_over_random_operations() {
         let mut kept = Interned::default();
         let mut plain: HashMap<Vec<u8>, (Handle, u64)> = HashMap::new();
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = crate::xorshift::Xorshift::new(0x2545_f491_4f6c_dd1du64);
+        let mut next = || rng.next();
         for round in 0..30_000u64 {
             let n = next();
             // Lengths across every slot class and the boxed one.

@@ -245,13 +245,8 @@ mod tests {
     fn agrees_with_a_map_over_random_operations() {
         let mut numbered = Numbered::default();
         let mut plain: BTreeMap<u64, Stored> = BTreeMap::new();
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = crate::xorshift::Xorshift::new(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = || rng.next();
         let mut number = 0;
         for round in 0..20_000u32 {
             let roll = next() % 10;

@@ -426,13 +426,8 @@ mod tests {
 
     #[test]
     fn the_ring_equals_a_plain_list_of_buckets_under_any_run_of_effects() {
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move |below: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % below
-        };
+        let mut rng = crate::xorshift::Xorshift::new(0x2545_f491_4f6c_dd1d);
+        let mut next = move |n: u64| rng.below(n);
         for (window_ms, buckets) in [(60_000, 60), (5_000, 5), (3_000, 1), (7_000, 7)] {
             let shape = Shape { window_ms, buckets };
             for _ in 0..200 {
