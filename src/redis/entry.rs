@@ -2,6 +2,7 @@
 //! is caught), the call's context and arguments, and the reply sent back.
 //! What registers a command is in `spec.rs`.
 
+use std::cell::Cell;
 use std::ffi::CString;
 use std::marker::PhantomData;
 use std::os::raw::c_int;
@@ -19,6 +20,8 @@ use crate::reply::{CommandResult, ErrorReply, Reply};
 #[derive(Clone, Copy)]
 pub struct Ctx<'call> {
     raw: NonNull<raw::RedisModuleCtx>,
+    /// The call's clock reading, taken at the first ask.
+    clock: &'call Cell<Option<i64>>,
     _call: PhantomData<&'call raw::RedisModuleCtx>,
 }
 
@@ -28,11 +31,19 @@ impl<'call> Ctx<'call> {
         self.raw.as_ptr()
     }
 
-    /// The server clock in unix ms, the base EXPIRE uses.
+    /// The server clock in unix ms, the base EXPIRE uses, read once a
+    /// call: its parsing, its decision and its effects see the same time
+    /// (two readings a millisecond apart set an expiry that is not the
+    /// window after the add).
     #[inline]
     pub fn now_ms(self) -> i64 {
+        if let Some(now) = self.clock.get() {
+            return now;
+        }
         // SAFETY: a plain API call on the running command's context.
-        unsafe { raw::RedisModule_Milliseconds.unwrap()() }
+        let now = unsafe { raw::RedisModule_Milliseconds.unwrap()() };
+        self.clock.set(Some(now));
+        now
     }
 
     /// Does this call replay effects a primary decided: the replication
@@ -147,8 +158,10 @@ pub extern "C" fn callback<H: Handler>(
     let Some(ctx) = NonNull::new(ctx) else {
         return raw::REDISMODULE_ERR as c_int;
     };
+    let clock = Cell::new(None);
     let ctx = Ctx {
         raw: ctx,
+        clock: &clock,
         _call: PhantomData,
     };
     // SAFETY: the arguments Redis passed with this call.
