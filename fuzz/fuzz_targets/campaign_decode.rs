@@ -57,7 +57,7 @@ fuzz_target!(|data: &[u8]| {
     for effect in rest {
         rebuilt.apply(effect).expect("the rewrite's effects apply");
     }
-    assert_eq!(rebuilt, campaign);
+    assert_eq!(rebuilt, *campaign);
     for now in [i64::MIN, 0, 1_800_000_000_000, i64::MAX] {
         let info = campaign.info(now);
         assert_eq!(

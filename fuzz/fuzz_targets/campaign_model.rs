@@ -82,5 +82,5 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(replica, primary);
     let mut saved = Tape::default();
     primary.write(&mut saved);
-    assert_eq!(Campaign::read(&mut saved, Campaign::ENCODING_VERSION), Some(primary));
+    assert_eq!(Campaign::read(&mut saved, Campaign::ENCODING_VERSION), Some(Box::new(primary)));
 });
