@@ -2,7 +2,6 @@
 //! is caught), the call's context and arguments, and the reply sent back.
 //! What registers a command is in `spec.rs`.
 
-use std::cell::Cell;
 use std::ffi::CString;
 use std::marker::PhantomData;
 use std::os::raw::c_int;
@@ -20,8 +19,6 @@ use crate::reply::{CommandResult, ErrorReply, Reply};
 #[derive(Clone, Copy)]
 pub struct Ctx<'call> {
     raw: NonNull<raw::RedisModuleCtx>,
-    /// The call's clock reading, taken at the first ask.
-    clock: &'call Cell<Option<i64>>,
     _call: PhantomData<&'call raw::RedisModuleCtx>,
 }
 
@@ -31,19 +28,11 @@ impl<'call> Ctx<'call> {
         self.raw.as_ptr()
     }
 
-    /// The server clock in unix ms, the base EXPIRE uses, read once a
-    /// call: its parsing, its decision and its effects see the same time
-    /// (two readings a millisecond apart set an expiry that is not the
-    /// window after the add).
+    /// The server clock in unix ms, the base EXPIRE uses.
     #[inline]
     pub fn now_ms(self) -> i64 {
-        if let Some(now) = self.clock.get() {
-            return now;
-        }
         // SAFETY: a plain API call on the running command's context.
-        let now = unsafe { raw::RedisModule_Milliseconds.unwrap()() };
-        self.clock.set(Some(now));
-        now
+        unsafe { raw::RedisModule_Milliseconds.unwrap()() }
     }
 
     /// Does this call replay effects a primary decided: the replication
@@ -158,10 +147,8 @@ pub extern "C" fn callback<H: Handler>(
     let Some(ctx) = NonNull::new(ctx) else {
         return raw::REDISMODULE_ERR as c_int;
     };
-    let clock = Cell::new(None);
     let ctx = Ctx {
         raw: ctx,
-        clock: &clock,
         _call: PhantomData,
     };
     // SAFETY: the arguments Redis passed with this call.
