@@ -4,15 +4,19 @@
 
 use redis::{Connection, Value};
 
-/// One field of `INFO everything` as an integer.
-pub fn info_field(con: &mut Connection, field: &str) -> i64 {
-    let info: String = redis::cmd("INFO").arg("everything").query(con).unwrap();
+/// One field of an INFO section, as the server wrote it.
+pub fn info_value(con: &mut Connection, section: &str, field: &str) -> String {
+    let info: String = redis::cmd("INFO").arg(section).query(con).unwrap();
     info.lines()
         .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .unwrap_or_else(|| panic!("INFO has no {field}"))
+        .unwrap_or_else(|| panic!("INFO {section} has no {field}"))
         .trim()
-        .parse()
-        .unwrap()
+        .to_string()
+}
+
+/// One field of `INFO everything` as an integer.
+pub fn info_field(con: &mut Connection, field: &str) -> i64 {
+    info_value(con, "everything", field).parse().unwrap()
 }
 
 /// Everything a call could change about `key`, plus what was propagated

@@ -4,16 +4,12 @@
 
 use redis::Connection;
 
+use super::assert::info_value;
 use super::payload::{dump, Payload};
 
 /// One field of `INFO memory`, as the server wrote it.
 pub fn memory_info(con: &mut Connection, field: &str) -> String {
-    let info: String = redis::cmd("INFO").arg("memory").query(con).unwrap();
-    info.lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .unwrap_or_else(|| panic!("INFO memory has no {field}"))
-        .trim()
-        .to_string()
+    info_value(con, "memory", field)
 }
 
 pub fn used_memory(con: &mut Connection) -> i64 {
