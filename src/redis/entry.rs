@@ -2,12 +2,14 @@
 //! is caught), the call's context and arguments, and the reply sent back.
 //! What registers a command is in `spec.rs`.
 
+use std::cell::Cell;
 use std::ffi::CString;
 use std::marker::PhantomData;
 use std::os::raw::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use redis_module::raw;
 
@@ -19,6 +21,8 @@ use crate::reply::{CommandResult, ErrorReply, Reply};
 #[derive(Clone, Copy)]
 pub struct Ctx<'call> {
     raw: NonNull<raw::RedisModuleCtx>,
+    /// The call's clock reading in ns, taken at the first ask.
+    clock: &'call Cell<Option<i64>>,
     _call: PhantomData<&'call raw::RedisModuleCtx>,
 }
 
@@ -28,11 +32,30 @@ impl<'call> Ctx<'call> {
         self.raw.as_ptr()
     }
 
-    /// The server clock in unix ms, the base EXPIRE uses.
+    /// The clock in unix ns, read once a call: its parsing, its decision
+    /// and its effects see the same instant (two readings, with a pause
+    /// between them such as a big expired key deleted on lookup, set an
+    /// expiry that is not the window after the add, or a hold that ends
+    /// before its reservation is made). The wall clock EXPIRE uses, at
+    /// the resolution CL.THROTTLE keeps its times in.
+    #[inline]
+    pub fn now_ns(self) -> i64 {
+        if let Some(now) = self.clock.get() {
+            return now;
+        }
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |since| {
+                i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
+            });
+        self.clock.set(Some(now));
+        now
+    }
+
+    /// The same reading in unix ms, the unit of expiries.
     #[inline]
     pub fn now_ms(self) -> i64 {
-        // SAFETY: a plain API call on the running command's context.
-        unsafe { raw::RedisModule_Milliseconds.unwrap()() }
+        self.now_ns().div_euclid(1_000_000)
     }
 
     /// Does this call replay effects a primary decided: the replication
@@ -147,8 +170,10 @@ pub extern "C" fn callback<H: Handler>(
     let Some(ctx) = NonNull::new(ctx) else {
         return raw::REDISMODULE_ERR as c_int;
     };
+    let clock = Cell::new(None);
     let ctx = Ctx {
         raw: ctx,
+        clock: &clock,
         _call: PhantomData,
     };
     // SAFETY: the arguments Redis passed with this call.

@@ -2,7 +2,7 @@
 //! limiter, argument for argument, with effects replicated.
 
 use super::gcra::{self, Rate};
-use super::{now_ns, store};
+use super::store;
 use crate::args;
 use crate::redis::{callback, Arg, ArgDoc, Command, CommandKey, Ctx, Handler, KeyAccess, Keys};
 use crate::reply::{CommandResult, ErrorReply, Reply};
@@ -83,9 +83,12 @@ impl Handler for ClThrottle {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::THROTTLE_CALLS.bump();
         let request = Throttle::parse(&args[2..])?;
+        // The call's instant, before a lookup that may take time (a big
+        // expired key deleted on the way).
+        let now = ctx.now_ns();
         let target = CommandKey::new(ctx, args[1]);
         let mut key = target.open();
-        let decision = gcra::decide(key.read_integer()?, now_ns(), &request.rate)?;
+        let decision = gcra::decide(key.read_integer()?, now, &request.rate)?;
 
         if let Some(stored) = decision.store {
             store(target, &mut key, stored)?;

@@ -5,7 +5,7 @@
 use super::all_or_nothing;
 use super::cl_throttle::Limit;
 use super::gcra::Rate;
-use super::{now_ns, store};
+use super::store;
 use crate::args;
 use crate::integer;
 use crate::redis::{
@@ -120,6 +120,8 @@ impl Handler for ClThrottleAll {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::THROTTLE_ALL_CALLS.bump();
         let request = ThrottleAll::parse(&args[1..])?;
+        // One clock reading for every limiter, before the lookups.
+        let now = ctx.now_ns();
         let mut keys: Vec<(CommandKey, _)> = request
             .limiters
             .iter()
@@ -133,8 +135,7 @@ impl Handler for ClThrottleAll {
             .zip(&request.limiters)
             .map(|((_, key), &(_, rate))| Ok((key.read_integer()?, rate)))
             .collect::<Result<Vec<_>, ErrorReply>>()?;
-        // One clock reading for every limiter.
-        let verdict = all_or_nothing::decide(&inputs, now_ns())?;
+        let verdict = all_or_nothing::decide(&inputs, now)?;
         for ((target, key), cell) in keys.iter_mut().zip(&verdict.cells) {
             if let Some(stored) = cell.store {
                 store(*target, key, stored)?;

@@ -7,20 +7,8 @@ pub mod cl_throttle;
 pub mod cl_throttleall;
 pub mod gcra;
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use crate::redis::{CommandKey, EventClass, OpenKey, PlainWrite};
 use crate::reply::ErrorReply;
-
-/// The wall clock in ns since the Unix epoch, as redis-cell reads it (the
-/// stored TAT is in this unit; Redis 7.0 offers modules milliseconds only).
-fn now_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| {
-            i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
-        })
-}
 
 /// What an allowed request writes to its cell: the TAT, its absolute
 /// expiry, the events, `SET key tat PXAT ms` to replicas and the AOF, the

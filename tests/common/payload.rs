@@ -102,3 +102,37 @@ pub fn with_encoding_version(payload: &[u8], version: u64) -> Vec<u8> {
     body.extend(crc.to_le_bytes());
     body
 }
+
+/// The integers of a module value's DUMP payload (RDB_MODULE_OPCODE_UINT
+/// items after the type and the 8-byte module id, up to the EOF opcode).
+pub fn items(payload: &[u8]) -> Vec<i64> {
+    fn len(bytes: &[u8], at: &mut usize) -> u64 {
+        let first = bytes[*at];
+        *at += 1;
+        match first >> 6 {
+            0 => u64::from(first & 0x3f),
+            1 => {
+                *at += 1;
+                (u64::from(first & 0x3f) << 8) | u64::from(bytes[*at - 1])
+            }
+            _ if first == 0x80 => {
+                *at += 4;
+                u64::from(u32::from_be_bytes(bytes[*at - 4..*at].try_into().unwrap()))
+            }
+            _ if first == 0x81 => {
+                *at += 8;
+                u64::from_be_bytes(bytes[*at - 8..*at].try_into().unwrap())
+            }
+            _ => panic!("length encoding {first:#x}"),
+        }
+    }
+    let mut at = 10;
+    let mut out = Vec::new();
+    loop {
+        match len(payload, &mut at) {
+            0 => return out,
+            2 => out.push(len(payload, &mut at) as i64),
+            op => panic!("opcode {op}"),
+        }
+    }
+}
