@@ -354,6 +354,33 @@ fn errors_name_the_argument_and_change_nothing() {
     }
 }
 
+/// COUPON.ALTER below what is confirmed, in both LIMIT and PERUSER: the
+/// error names the first of the two in argument order.
+#[test]
+fn alter_below_the_confirmed_names_the_first_option_refused() {
+    let server = Server::start();
+    let mut con = server.con();
+    create(&mut con, "sale", 5, 3, 60);
+    for _ in 0..2 {
+        let (claim, _) = reserve(&mut con, "sale", "ann", &[]);
+        assert_eq!(confirm(&mut con, "sale", claim), 1);
+    }
+    let alter = |options: [&'static str; 4]| {
+        let mut call: Vec<&[u8]> = vec![b"COUPON.ALTER", b"sale"];
+        call.extend(options.iter().map(|o| o.as_bytes()));
+        call
+    };
+    assert_errors_change_nothing(
+        &mut con,
+        &[
+            (alter(["PERUSER", "1", "LIMIT", "1"]), "ERR peruser "),
+            (alter(["LIMIT", "1", "PERUSER", "1"]), "ERR limit "),
+            (alter(["peruser", "1", "limit", "4"]), "ERR peruser "),
+            (alter(["limit", "1", "peruser", "2"]), "ERR limit "),
+        ],
+    );
+}
+
 #[test]
 fn wrong_arity_gets_the_servers_own_error() {
     let server = Server::start();

@@ -56,7 +56,10 @@ impl<'a, A: AsRef<[u8]>> Alter<'a, A> {
                 let changes = &mut request.changes;
                 match option {
                     0 => changes.limit = Some(args::positive(value.as_ref(), "limit")?),
-                    1 => changes.per_user = Some(args::positive(value.as_ref(), "peruser")?),
+                    1 => {
+                        changes.per_user = Some(args::positive(value.as_ref(), "peruser")?);
+                        changes.per_user_first = changes.limit.is_none();
+                    }
                     2 => {
                         let hold =
                             args::seconds_from(value.as_ref(), "hold", now_ms, "coupon.alter");
@@ -115,8 +118,19 @@ mod tests {
             Ok(Changes {
                 limit: Some(5),
                 per_user: None,
-                hold_s: Some(30)
+                hold_s: Some(30),
+                per_user_first: false,
             })
+        );
+        assert!(
+            parse(&["PERUSER", "2", "LIMIT", "5"])
+                .unwrap()
+                .per_user_first
+        );
+        assert!(
+            !parse(&["LIMIT", "5", "PERUSER", "2"])
+                .unwrap()
+                .per_user_first
         );
         assert!(parse(&["LEDGER", "l"])
             .unwrap_err()

@@ -335,6 +335,9 @@ pub struct Changes {
     pub limit: Option<i64>,
     pub per_user: Option<i64>,
     pub hold_s: Option<i64>,
+    /// PERUSER came before LIMIT in the call: when both are refused, the
+    /// error names the first in argument order.
+    pub per_user_first: bool,
 }
 
 /// COUPON.ALTER: the settings changed now. Nothing live is touched; only
@@ -347,11 +350,13 @@ pub fn alter(c: &Campaign, changes: Changes) -> Result<Plan<()>, Refusal> {
         per_user: changes.per_user.unwrap_or(current.per_user),
         hold_s: changes.hold_s.unwrap_or(current.hold_s),
     };
-    if (settings.limit as u64) < c.confirmed_count() {
-        return Err(Refusal::LimitBelowConfirmed);
-    }
-    if (settings.per_user as u64) < c.most_confirmed_of_a_user() {
-        return Err(Refusal::PerUserBelowConfirmed);
+    let limit_refused = (settings.limit as u64) < c.confirmed_count();
+    let per_user_refused = (settings.per_user as u64) < c.most_confirmed_of_a_user();
+    match (limit_refused, per_user_refused) {
+        (true, true) if changes.per_user_first => return Err(Refusal::PerUserBelowConfirmed),
+        (true, _) => return Err(Refusal::LimitBelowConfirmed),
+        (false, true) => return Err(Refusal::PerUserBelowConfirmed),
+        (false, false) => {}
     }
     if settings == current {
         return Ok(Plan::nothing(()));
