@@ -22,6 +22,13 @@ pub const MAX_REPORTS: usize = 32;
 /// A window: its [`Header`], then its ring of 4-byte sums.
 pub type Window = Tailed<Header, u32>;
 
+#[cfg(test)]
+thread_local! {
+    /// Ring slots read on this thread: the unit tests bound a load's work
+    /// with it.
+    pub static SLOTS_READ: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 #[derive(Debug, Clone)]
 pub struct Header {
     shape: Shape,
@@ -88,6 +95,8 @@ impl Window {
     }
 
     fn sum_in(&self, slot: usize) -> i64 {
+        #[cfg(test)]
+        SLOTS_READ.set(SLOTS_READ.get() + 1);
         match &self.head.wide {
             Some(wide) => wide[slot],
             None => i64::from(self.tail[slot]),
@@ -113,6 +122,12 @@ impl Window {
     /// [`Effect::Fold`]).
     pub fn bucket_at(&self, now: i64) -> i64 {
         now.div_euclid(self.head.shape.bucket_ms())
+    }
+
+    /// The newest bucket held, if any: O(1), where [`Window::buckets`]
+    /// walks the ring.
+    pub fn newest_bucket(&self) -> Option<i64> {
+        (!self.is_empty()).then_some(self.head.newest)
     }
 
     /// Is a bucket numbered after `bucket` held (written while the clock
