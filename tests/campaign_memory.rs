@@ -200,3 +200,43 @@ fn one_user_with_request_ids() {
         jemalloc,
     );
 }
+
+/// MEMORY USAGE of a COPY, and of a campaign thinned by releases, against
+/// what DEL gives back: within 10% (on jemalloc). A copy's buffers hold
+/// their contents and no more, so it must not report its source's
+/// capacities (it said 127% of what DEL freed).
+#[test]
+fn a_copy_and_a_thinned_campaign_tell_what_del_frees() {
+    let n = claims();
+    let (_server, mut con, _, jemalloc) = fresh(1);
+    drive(&mut con, (0..n).map(|i| reserve(i, &user(i), true)));
+    // Three claims of four released.
+    drive(
+        &mut con,
+        (1..=n).filter(|claim| claim % 4 != 0).map(|claim| {
+            let mut call = redis::cmd("COUPON.RELEASE");
+            call.arg("cpn").arg(claim);
+            call
+        }),
+    );
+    let copied: i64 = redis::cmd("COPY")
+        .arg("cpn")
+        .arg("copy")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(copied, 1);
+    for key in ["copy", "cpn"] {
+        let usage = memory_usage(&mut con, &[key]);
+        let before = used_memory(&mut con);
+        let _: i64 = redis::cmd("DEL").arg(key).query(&mut con).unwrap();
+        let freed = before - used_memory(&mut con);
+        eprintln!("{key}: MEMORY USAGE {usage} B, DEL freed {freed} B");
+        if jemalloc {
+            let off = (usage - freed).abs() as f64 / freed as f64;
+            assert!(
+                off <= 0.10,
+                "{key}: MEMORY USAGE {usage} B against {freed} B freed by DEL"
+            );
+        }
+    }
+}

@@ -22,12 +22,29 @@ pub type Entry = (i64, u64);
 /// it, so values that arrive in order fill their blocks. The heap bytes
 /// of the blocks are kept as they change, so [`SortedBlocks::heap_bytes`]
 /// is O(1).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SortedBlocks<T> {
     blocks: Vec<Vec<T>>,
     len: usize,
     /// Heap bytes of the blocks (not of `blocks` itself).
     block_bytes: usize,
+}
+
+/// A clone's blocks hold their entries and no more (`Vec::clone`), so
+/// their bytes are counted anew: a COPY's MEMORY USAGE is its own.
+impl<T: Clone> Clone for SortedBlocks<T> {
+    fn clone(&self) -> Self {
+        let blocks = self.blocks.clone();
+        let block_bytes = blocks
+            .iter()
+            .map(|block| vec_bytes::<T>(block.capacity()))
+            .sum();
+        SortedBlocks {
+            blocks,
+            len: self.len,
+            block_bytes,
+        }
+    }
 }
 
 /// The held claims ordered by expiry.

@@ -71,12 +71,30 @@ impl Block {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct Numbered {
     blocks: Vec<Block>,
     len: usize,
     /// Heap bytes of the blocks' entries.
     entry_bytes: usize,
+}
+
+/// A clone's buffers hold their contents and no more (`Vec::clone`), so
+/// their bytes are counted anew: a COPY's MEMORY USAGE is its own, not
+/// its source's.
+impl Clone for Numbered {
+    fn clone(&self) -> Self {
+        let blocks = self.blocks.clone();
+        let entry_bytes = blocks
+            .iter()
+            .map(|block| vec_bytes::<Stored>(block.entries.capacity()))
+            .sum();
+        Numbered {
+            blocks,
+            len: self.len,
+            entry_bytes,
+        }
+    }
 }
 
 impl Numbered {

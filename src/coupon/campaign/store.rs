@@ -119,7 +119,7 @@ impl UserTree {
 /// The campaign, in compact storage: each claim an entry of 24 bytes in
 /// number order, each user and each request id stored once (see
 /// `interned.rs`), a user's own indexes only once it has two claims.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Campaign {
     settings: Settings,
     ledger: Option<Ledger>,
@@ -143,6 +143,29 @@ pub struct Campaign {
     /// How many users have each count of confirmed claims (counts of 1 or
     /// more): the highest is what COUPON.ALTER may not lower PERUSER below.
     confirmed_per_user: BTreeMap<usize, u64>,
+}
+
+/// A deep copy (COPY shares nothing); the trees' bytes are counted from
+/// the copy's own buffers, which hold their contents and no more.
+impl Clone for Campaign {
+    fn clone(&self) -> Self {
+        let trees = self.trees.clone();
+        let tree_bytes = trees.iter().flatten().map(UserTree::heap_bytes).sum();
+        Campaign {
+            settings: self.settings,
+            ledger: self.ledger.clone(),
+            totals: self.totals,
+            claims: self.claims.clone(),
+            users: self.users.clone(),
+            trees,
+            free_trees: self.free_trees.clone(),
+            tree_bytes,
+            requests: self.requests.clone(),
+            holds: self.holds.clone(),
+            confirmed: self.confirmed,
+            confirmed_per_user: self.confirmed_per_user.clone(),
+        }
+    }
 }
 
 /// Equal when they hold the same settings, totals and claims, however
