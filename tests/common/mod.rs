@@ -17,6 +17,7 @@ pub mod payload;
 pub mod registry;
 pub mod results;
 pub mod rng;
+pub mod scripts;
 pub mod server;
 pub mod time;
 pub mod tools;

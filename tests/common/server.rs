@@ -103,8 +103,9 @@ fn fresh_dir() -> PathBuf {
 pub struct Server {
     pub port: u16,
     dir: PathBuf,
-    /// The module loaded: this crate's, or a peer's (redis-cell).
-    module: PathBuf,
+    /// The module loaded: this crate's, a peer's (redis-cell), or none (a
+    /// server the scripts backend runs on, as a managed service is).
+    module: Option<PathBuf>,
     module_args: Vec<String>,
     extra: Vec<String>,
     child: Option<Child>,
@@ -134,6 +135,15 @@ impl Server {
 
     /// A server that loads `module` instead of this crate's.
     pub fn with_module(module: PathBuf, module_args: &[&str], extra: &[&str]) -> Server {
+        Server::launched(Some(module), module_args, extra)
+    }
+
+    /// A server that loads no module: where the packages run scripts.
+    pub fn without_module(extra: &[&str]) -> Server {
+        Server::launched(None, &[], extra)
+    }
+
+    fn launched(module: Option<PathBuf>, module_args: &[&str], extra: &[&str]) -> Server {
         let mut server = Server {
             port: 0,
             dir: fresh_dir(),
@@ -168,7 +178,7 @@ impl Server {
         let mut server = Server {
             port: 0,
             dir,
-            module: module_path(),
+            module: Some(module_path()),
             module_args: Vec::new(),
             extra: extra.iter().map(|s| s.to_string()).collect(),
             child: None,
@@ -252,10 +262,14 @@ impl Server {
         }
         command
             .args(words)
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .arg("--loadmodule")
-            .arg(&self.module)
-            .args(&self.module_args)
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"]);
+        if let Some(module) = &self.module {
+            command
+                .arg("--loadmodule")
+                .arg(module)
+                .args(&self.module_args);
+        }
+        command
             .arg("--dir")
             .arg(&self.dir)
             .args([

@@ -1,0 +1,113 @@
+//! The scripts backend from the tests' side. Each public command of the
+//! module has one Lua script, `clients/scripts/<command>.lua` (its name in
+//! lower case), which the packages run where the module cannot load: KEYS
+//! are the command's keys and ARGV its other arguments, both in the
+//! command's order, and it answers what the command answers, errors
+//! included. A call is written once, its keys marked, and sent either way.
+
+use std::path::PathBuf;
+
+use redis::{ConnectionLike, RedisResult, Value};
+
+/// One argument of a call: a key, or any other argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Word {
+    Key(Vec<u8>),
+    Arg(Vec<u8>),
+}
+
+/// A call of a module command, its keys marked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    pub command: String,
+    pub words: Vec<Word>,
+}
+
+impl Call {
+    pub fn new(command: &str) -> Call {
+        Call {
+            command: command.to_string(),
+            words: Vec::new(),
+        }
+    }
+
+    pub fn key(mut self, key: impl AsRef<[u8]>) -> Call {
+        self.words.push(Word::Key(key.as_ref().to_vec()));
+        self
+    }
+
+    pub fn arg(mut self, arg: impl ToString) -> Call {
+        self.words.push(Word::Arg(arg.to_string().into_bytes()));
+        self
+    }
+
+    pub fn args<T: ToString>(self, args: impl IntoIterator<Item = T>) -> Call {
+        args.into_iter().fold(self, Call::arg)
+    }
+
+    fn keys(&self) -> Vec<&[u8]> {
+        self.words
+            .iter()
+            .filter_map(|w| match w {
+                Word::Key(k) => Some(&k[..]),
+                Word::Arg(_) => None,
+            })
+            .collect()
+    }
+
+    fn other_args(&self) -> Vec<&[u8]> {
+        self.words
+            .iter()
+            .filter_map(|w| match w {
+                Word::Arg(a) => Some(&a[..]),
+                Word::Key(_) => None,
+            })
+            .collect()
+    }
+
+    /// The module's command with every word in place.
+    pub fn module(&self, con: &mut impl ConnectionLike) -> RedisResult<Value> {
+        let mut cmd = redis::cmd(&self.command);
+        for word in &self.words {
+            match word {
+                Word::Key(bytes) | Word::Arg(bytes) => cmd.arg(&bytes[..]),
+            };
+        }
+        cmd.query(con)
+    }
+
+    /// The command's script: EVALSHA, loading it first if the server does
+    /// not have it (NOSCRIPT), as the packages do.
+    pub fn script(&self, con: &mut impl ConnectionLike) -> RedisResult<Value> {
+        let script = redis::Script::new(&script_source(&self.command));
+        let mut invocation = script.prepare_invoke();
+        for key in self.keys() {
+            invocation.key(key);
+        }
+        for arg in self.other_args() {
+            invocation.arg(arg);
+        }
+        invocation.invoke(con)
+    }
+}
+
+/// Where the script of `command` is.
+pub fn script_path(command: &str) -> PathBuf {
+    super::tools::repository(&format!("clients/scripts/{}.lua", command.to_lowercase()))
+}
+
+/// The script of `command`.
+pub fn script_source(command: &str) -> String {
+    let path = script_path(command);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A reply or an error as text, for comparing the two backends: the
+/// error's whole text (its code and message), the value as it came.
+pub fn outcome(result: RedisResult<Value>) -> Result<Value, String> {
+    result.map_err(|error| {
+        let code = error.code().unwrap_or("");
+        let detail = error.detail().unwrap_or("");
+        format!("{code} {detail}")
+    })
+}
