@@ -12,7 +12,11 @@ export interface Spec<T> {
     readonly args: readonly Bytes[];
     /** The key whose slot owns the command (CL.THROTTLEALL: the first limiter's). */
     readonly key: Bytes | undefined;
-    /** Where the keys are in `args` (for a client's key prefix): the first is `key`. */
+    /**
+     * Where the keys are in `args`, in order (for a client's key prefix, and
+     * a script's KEYS): the first is `key`, or none for a call that only
+     * goes to `key`'s node (SCRIPT LOAD).
+     */
     readonly keyIndexes: readonly number[];
     readonly readonly: boolean;
     readonly parse: (reply: unknown) => T;

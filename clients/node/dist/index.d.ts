@@ -1,8 +1,10 @@
 /**
  * redis-guard: typed methods for the module's commands over ioredis
- * (`Redis`, `Cluster`, 5.x) and node-redis (clients and clusters, 4.x and
- * 5.x). Through a cluster client every call goes to the node that owns its
- * key's slot, as one command.
+ * (`Redis`, `Cluster`, 5.x and 6.x) and node-redis (clients and clusters,
+ * 4.x to 6.x), sent as the module's commands or, where the module is not
+ * loaded (managed services), as their Lua scripts. Through a cluster
+ * client every call goes to the node that owns its key's slot, as one
+ * command.
  *
  * ```ts
  * const g = guard(new Redis.Cluster([{ host: "127.0.0.1", port: 7000 }]));
@@ -11,19 +13,30 @@
  */
 import { type CommandName, type Commands, type ResultOf } from "./commands";
 export * from "./commands";
-/** An ioredis `Redis` or `Cluster` (5.x), as far as redis-guard uses it. */
+/** An ioredis `Redis` or `Cluster` (5.x, 6.x), as far as redis-guard uses it. */
 export interface IoredisClient {
     readonly isCluster: boolean;
     pipeline(...args: any[]): unknown;
     multi(...args: any[]): unknown;
     sendCommand(...args: any[]): unknown;
 }
-/** A node-redis client or cluster (4.x, 5.x), as far as redis-guard uses it. */
+/** A node-redis client or cluster (4.x to 6.x), as far as redis-guard uses it. */
 export interface NodeRedisClient {
     sendCommand(...args: any[]): unknown;
     multi(...args: any[]): unknown;
 }
 export type GuardClient = IoredisClient | NodeRedisClient;
+export type Backend = "auto" | "module" | "scripts";
+export interface GuardOptions {
+    /**
+     * `"module"`: the module's commands. `"scripts"`: each command's Lua
+     * script (EVALSHA), for servers that cannot load the module (managed
+     * services). `"auto"` (default): the module's commands until the server
+     * answers that it has no such command, then scripts for good (one
+     * warning). Nothing else is asked of the server to decide.
+     */
+    backend?: Backend;
+}
 type Method<K extends CommandName> = (...args: Parameters<Commands[K]>) => Promise<ResultOf<K>>;
 type Queued<K extends CommandName, R extends unknown[]> = (...args: Parameters<Commands[K]>) => GuardPipeline<[...R, ResultOf<K>]>;
 /** Every command as a method that resolves its parsed reply. */
@@ -43,7 +56,7 @@ export interface Guard extends GuardMethods {
 /** The commands over one client. Make it with `guard(client)`. */
 export declare class Guard {
     #private;
-    constructor(client: GuardClient);
+    constructor(client: GuardClient, options?: GuardOptions);
     /** Queues commands; `exec()` sends them at once and resolves their parsed results in order. */
     pipeline(options?: PipelineOptions): GuardPipeline<[]>;
 }
@@ -61,5 +74,5 @@ export declare class GuardPipeline<R extends unknown[] = []> {
     exec(): Promise<R>;
 }
 /** The module's commands over an ioredis or node-redis client (standalone or cluster). */
-export declare function guard(client: GuardClient): Guard;
+export declare function guard(client: GuardClient, options?: GuardOptions): Guard;
 export default guard;

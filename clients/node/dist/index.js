@@ -24,15 +24,17 @@ var __classPrivateFieldGet = (this && this.__classPrivateFieldGet) || function (
     if (typeof state === "function" ? receiver !== state || !f : !state.has(receiver)) throw new TypeError("Cannot read private member from an object whose class did not declare it");
     return kind === "m" ? f : kind === "a" ? f.call(receiver) : f ? f.value : state.get(receiver);
 };
-var _Guard_adapter, _GuardPipeline_adapter, _GuardPipeline_transaction, _GuardPipeline_queue;
+var _Sender_instances, _Sender_adapter, _Sender_scripts, _Sender_mayswitch, _Sender_loaded, _Sender_switchedOn, _Sender_load, _Sender_batchOfScripts, _Guard_sender, _GuardPipeline_sender, _GuardPipeline_transaction, _GuardPipeline_queue;
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.GuardPipeline = exports.Guard = void 0;
 exports.guard = guard;
 /**
  * redis-guard: typed methods for the module's commands over ioredis
- * (`Redis`, `Cluster`, 5.x) and node-redis (clients and clusters, 4.x and
- * 5.x). Through a cluster client every call goes to the node that owns its
- * key's slot, as one command.
+ * (`Redis`, `Cluster`, 5.x and 6.x) and node-redis (clients and clusters,
+ * 4.x to 6.x), sent as the module's commands or, where the module is not
+ * loaded (managed services), as their Lua scripts. Through a cluster
+ * client every call goes to the node that owns its key's slot, as one
+ * command.
  *
  * ```ts
  * const g = guard(new Redis.Cluster([{ host: "127.0.0.1", port: 7000 }]));
@@ -40,6 +42,7 @@ exports.guard = guard;
  * ```
  */
 const commands_1 = require("./commands");
+const scripts_1 = require("./scripts");
 __exportStar(require("./commands"), exports);
 /**
  * ioredis's `Command` class, without importing ioredis (the package has no
@@ -83,7 +86,7 @@ function ioredisAdapter(client) {
         for (const i of spec.keyIndexes)
             args[i - 1] = prefixed(args[i - 1]);
         const command = new Command(spec.args[0], args, { replyEncoding: "utf8", readOnly: spec.readonly });
-        command.keys = spec.key === undefined ? [] : [args[spec.keyIndexes[0] - 1]];
+        command.keys = spec.key === undefined ? [] : [prefixed(spec.key)];
         return command;
     };
     return {
@@ -101,9 +104,9 @@ function ioredisAdapter(client) {
 }
 /**
  * node-redis routes by the `firstKey` a caller gives: `sendCommand(firstKey,
- * isReadonly, args)` on a cluster, `multi(firstKey)` for its pipelines.
+ * isReadonly, args)` on a cluster, `multi(firstKey)` for its transactions.
  * Cluster multis take `addCommand(firstKey, args)` in 4.x and
- * `addCommand(firstKey, isReadonly, args)` in 5.x.
+ * `addCommand(firstKey, isReadonly, args)` in 5.x and 6.x.
  */
 function nodeRedisAdapter(client) {
     const cluster = typeof client.getSlotMaster === "function";
@@ -112,9 +115,15 @@ function nodeRedisAdapter(client) {
     const legacy = !cluster && client.options?.legacyMode === true;
     const modern = (target) => (legacy ? target.v4 : target);
     const api = modern(client);
+    const send = (spec) => cluster ? api.sendCommand(spec.key, spec.readonly, [...spec.args]) : api.sendCommand([...spec.args]);
     return {
-        send: (spec) => (cluster ? api.sendCommand(spec.key, spec.readonly, [...spec.args]) : api.sendCommand([...spec.args])),
+        send,
         async batch(specs, transaction) {
+            // A pipeline: node-redis writes the commands of one tick at once.
+            // (Its execAsPipeline() rejects with the first error in 6.x, and the
+            // other replies are lost: which calls ran must be known.)
+            if (!transaction)
+                return Promise.all(specs.map((spec) => send(spec).catch((error) => error)));
             const firstKey = specs.find((spec) => spec.key !== undefined)?.key;
             const multi = cluster ? client.multi(firstKey) : client.multi();
             const queue = modern(multi);
@@ -127,11 +136,10 @@ function nodeRedisAdapter(client) {
                     queue.addCommand(spec.key, [...spec.args]);
             }
             try {
-                // exec(true) is execAsPipeline() in 4.x and 5.x, legacy mode's too.
-                return await queue.exec(!transaction);
+                return await queue.exec();
             }
             catch (error) {
-                // node-redis 5: MultiErrorReply carries every reply, errors included.
+                // node-redis 5 and 6: MultiErrorReply carries every reply, errors included.
                 if (Array.isArray(error?.replies))
                     return error.replies;
                 throw error;
@@ -148,23 +156,141 @@ function adapterFor(client) {
         return ioredisAdapter(c);
     return nodeRedisAdapter(c);
 }
+/**
+ * How a guard sends the described calls: as the module's commands or as
+ * their scripts. A script is loaded (SCRIPT LOAD, on the node of the key
+ * that runs it) the first time this guard runs it, and again when the
+ * server answers NOSCRIPT (a failover, a restart, SCRIPT FLUSH), after
+ * which the call runs once more: a call answered NOSCRIPT or "unknown
+ * command" did not run, so sending it again is safe.
+ */
+class Sender {
+    constructor(adapter, backend) {
+        _Sender_instances.add(this);
+        _Sender_adapter.set(this, void 0);
+        _Sender_scripts.set(this, void 0);
+        /** `"auto"`, not yet switched. */
+        _Sender_mayswitch.set(this, void 0);
+        /** The scripts this guard has loaded (on some node: another may still answer NOSCRIPT). */
+        _Sender_loaded.set(this, new Set());
+        if (!["auto", "module", "scripts"].includes(backend)) {
+            throw new TypeError(`redis-guard: backend is "auto", "module" or "scripts", not ${JSON.stringify(backend)}`);
+        }
+        __classPrivateFieldSet(this, _Sender_adapter, adapter, "f");
+        __classPrivateFieldSet(this, _Sender_scripts, backend === "scripts", "f");
+        __classPrivateFieldSet(this, _Sender_mayswitch, backend === "auto", "f");
+    }
+    async send(spec) {
+        if (!__classPrivateFieldGet(this, _Sender_scripts, "f")) {
+            try {
+                return await __classPrivateFieldGet(this, _Sender_adapter, "f").send(spec);
+            }
+            catch (error) {
+                if (!__classPrivateFieldGet(this, _Sender_instances, "m", _Sender_switchedOn).call(this, error))
+                    throw error;
+            }
+        }
+        const script = (0, scripts_1.scriptOf)(String(spec.args[0]));
+        if (!__classPrivateFieldGet(this, _Sender_loaded, "f").has(script.sha))
+            await __classPrivateFieldGet(this, _Sender_instances, "m", _Sender_load).call(this, script, spec.key);
+        try {
+            return await __classPrivateFieldGet(this, _Sender_adapter, "f").send((0, scripts_1.evalsha)(spec, script));
+        }
+        catch (error) {
+            if (!(0, scripts_1.isNoScript)(error))
+                throw error;
+        }
+        await __classPrivateFieldGet(this, _Sender_instances, "m", _Sender_load).call(this, script, spec.key);
+        return __classPrivateFieldGet(this, _Sender_adapter, "f").send((0, scripts_1.evalsha)(spec, script));
+    }
+    /** The raw replies in order, a command's error as its element. */
+    async batch(specs, transaction) {
+        if (__classPrivateFieldGet(this, _Sender_scripts, "f"))
+            return __classPrivateFieldGet(this, _Sender_instances, "m", _Sender_batchOfScripts).call(this, specs, transaction);
+        let replies;
+        try {
+            replies = await __classPrivateFieldGet(this, _Sender_adapter, "f").batch(specs, transaction);
+        }
+        catch (error) {
+            // An unknown command aborts a MULTI (EXECABORT, ioredis; node-redis
+            // rejects with the command's error): nothing ran.
+            const cause = [error, ...(error?.previousErrors ?? [])].find(scripts_1.isUnknownCommand);
+            if (!transaction || !__classPrivateFieldGet(this, _Sender_instances, "m", _Sender_switchedOn).call(this, cause))
+                throw error;
+            return __classPrivateFieldGet(this, _Sender_instances, "m", _Sender_batchOfScripts).call(this, specs, true);
+        }
+        const unknown = replies.flatMap((reply, i) => ((0, scripts_1.isUnknownCommand)(reply) ? [i] : []));
+        if (unknown.length === 0 || !__classPrivateFieldGet(this, _Sender_instances, "m", _Sender_switchedOn).call(this, replies[unknown[0]]))
+            return replies;
+        return replaced(replies, unknown, await __classPrivateFieldGet(this, _Sender_instances, "m", _Sender_batchOfScripts).call(this, unknown.map((i) => specs[i]), false));
+    }
+}
+_Sender_adapter = new WeakMap(), _Sender_scripts = new WeakMap(), _Sender_mayswitch = new WeakMap(), _Sender_loaded = new WeakMap(), _Sender_instances = new WeakSet(), _Sender_switchedOn = function _Sender_switchedOn(error) {
+    if (!(0, scripts_1.isUnknownCommand)(error) || !(__classPrivateFieldGet(this, _Sender_mayswitch, "f") || __classPrivateFieldGet(this, _Sender_scripts, "f")))
+        return false;
+    if (__classPrivateFieldGet(this, _Sender_scripts, "f"))
+        return true; // a concurrent call switched already
+    __classPrivateFieldSet(this, _Sender_scripts, true, "f");
+    process.emitWarning(`the server has no ${error.message.split("'")[1] ?? "module command"} (the module is not loaded): this guard runs the commands as Lua scripts from now on`, { type: "RedisGuardWarning", code: "REDIS_GUARD_SCRIPTS" });
+    return true;
+}, _Sender_load = async function _Sender_load(script, key) {
+    await __classPrivateFieldGet(this, _Sender_adapter, "f").send((0, scripts_1.scriptLoad)(script, key));
+    __classPrivateFieldGet(this, _Sender_loaded, "f").add(script.sha);
+}, _Sender_batchOfScripts = 
+/**
+ * A pipeline loads the scripts it needs beforehand, on its node; calls
+ * answered NOSCRIPT there did not run: they are sent again, once, as a
+ * pipeline of their own (so after the pipeline's other calls).
+ *
+ * A transaction loads every script it runs inside its MULTI, before the
+ * calls: EXEC runs every queued call, so a NOSCRIPT inside it would leave
+ * the others applied, where running the transaction again would apply
+ * them twice and running the failed calls alone would split it in two.
+ * Loaded in the MULTI, no script can be missing at EXEC: the transaction
+ * stays all-or-nothing, at the price of the scripts' text on each one.
+ */
+async function _Sender_batchOfScripts(specs, transaction) {
+    const scripts = specs.map((spec) => (0, scripts_1.scriptOf)(String(spec.args[0])));
+    const needed = [...new Set(scripts)];
+    const key = specs.find((spec) => spec.key !== undefined)?.key;
+    const calls = specs.map((spec, i) => (0, scripts_1.evalsha)(spec, scripts[i]));
+    if (transaction) {
+        const replies = await __classPrivateFieldGet(this, _Sender_adapter, "f").batch([...needed.map((script) => (0, scripts_1.scriptLoad)(script, key)), ...calls], true);
+        return replies.slice(needed.length);
+    }
+    for (const script of needed)
+        if (!__classPrivateFieldGet(this, _Sender_loaded, "f").has(script.sha))
+            await __classPrivateFieldGet(this, _Sender_instances, "m", _Sender_load).call(this, script, key);
+    const replies = await __classPrivateFieldGet(this, _Sender_adapter, "f").batch(calls, false);
+    const missing = replies.flatMap((reply, i) => ((0, scripts_1.isNoScript)(reply) ? [i] : []));
+    if (missing.length === 0)
+        return replies;
+    for (const script of new Set(missing.map((i) => scripts[i])))
+        await __classPrivateFieldGet(this, _Sender_instances, "m", _Sender_load).call(this, script, key);
+    return replaced(replies, missing, await __classPrivateFieldGet(this, _Sender_adapter, "f").batch(missing.map((i) => calls[i]), false));
+};
+/** `replies` with those at `indexes` (calls that did not run) replaced, in order, by `retried`. */
+function replaced(replies, indexes, retried) {
+    indexes.forEach((at, n) => (replies[at] = retried[n]));
+    return replies;
+}
 /** The commands over one client. Make it with `guard(client)`. */
 class Guard {
-    constructor(client) {
-        _Guard_adapter.set(this, void 0);
-        __classPrivateFieldSet(this, _Guard_adapter, adapterFor(client), "f");
+    constructor(client, options = {}) {
+        _Guard_sender.set(this, void 0);
+        __classPrivateFieldSet(this, _Guard_sender, new Sender(adapterFor(client), options.backend ?? "auto"), "f");
     }
     /** Queues commands; `exec()` sends them at once and resolves their parsed results in order. */
     pipeline(options = {}) {
-        return new GuardPipeline(__classPrivateFieldGet(this, _Guard_adapter, "f"), options.transaction ?? false);
+        return new GuardPipeline(__classPrivateFieldGet(this, _Guard_sender, "f"), options.transaction ?? false);
     }
     /** @internal */
     static _send(guard, spec) {
-        return __classPrivateFieldGet(guard, _Guard_adapter, "f").send(spec).then(spec.parse);
+        return __classPrivateFieldGet(guard, _Guard_sender, "f").send(spec).then(spec.parse);
     }
 }
 exports.Guard = Guard;
-_Guard_adapter = new WeakMap();
+_Guard_sender = new WeakMap();
 /**
  * Queued commands. In a cluster they go to one node (the first key's):
  * give their keys one hash tag. `exec()` rejects with the first command's
@@ -172,11 +298,11 @@ _Guard_adapter = new WeakMap();
  */
 class GuardPipeline {
     /** @internal */
-    constructor(adapter, transaction) {
-        _GuardPipeline_adapter.set(this, void 0);
+    constructor(sender, transaction) {
+        _GuardPipeline_sender.set(this, void 0);
         _GuardPipeline_transaction.set(this, void 0);
         _GuardPipeline_queue.set(this, []);
-        __classPrivateFieldSet(this, _GuardPipeline_adapter, adapter, "f");
+        __classPrivateFieldSet(this, _GuardPipeline_sender, sender, "f");
         __classPrivateFieldSet(this, _GuardPipeline_transaction, transaction, "f");
     }
     /** How many commands are queued. */
@@ -187,7 +313,7 @@ class GuardPipeline {
         const specs = __classPrivateFieldGet(this, _GuardPipeline_queue, "f").splice(0);
         if (specs.length === 0)
             return [];
-        const replies = await __classPrivateFieldGet(this, _GuardPipeline_adapter, "f").batch(specs, __classPrivateFieldGet(this, _GuardPipeline_transaction, "f"));
+        const replies = await __classPrivateFieldGet(this, _GuardPipeline_sender, "f").batch(specs, __classPrivateFieldGet(this, _GuardPipeline_transaction, "f"));
         const failed = replies.find((reply) => reply instanceof Error);
         if (failed !== undefined)
             throw failed;
@@ -199,7 +325,7 @@ class GuardPipeline {
     }
 }
 exports.GuardPipeline = GuardPipeline;
-_GuardPipeline_adapter = new WeakMap(), _GuardPipeline_transaction = new WeakMap(), _GuardPipeline_queue = new WeakMap();
+_GuardPipeline_sender = new WeakMap(), _GuardPipeline_transaction = new WeakMap(), _GuardPipeline_queue = new WeakMap();
 for (const name of Object.keys(commands_1.commands)) {
     const build = commands_1.commands[name];
     Object.defineProperty(Guard.prototype, name, {
@@ -219,7 +345,7 @@ for (const name of Object.keys(commands_1.commands)) {
     });
 }
 /** The module's commands over an ioredis or node-redis client (standalone or cluster). */
-function guard(client) {
-    return new Guard(client);
+function guard(client, options = {}) {
+    return new Guard(client, options);
 }
 exports.default = guard;

@@ -1,8 +1,10 @@
 /**
  * redis-guard: typed methods for the module's commands over ioredis
- * (`Redis`, `Cluster`, 5.x) and node-redis (clients and clusters, 4.x and
- * 5.x). Through a cluster client every call goes to the node that owns its
- * key's slot, as one command.
+ * (`Redis`, `Cluster`, 5.x and 6.x) and node-redis (clients and clusters,
+ * 4.x to 6.x), sent as the module's commands or, where the module is not
+ * loaded (managed services), as their Lua scripts. Through a cluster
+ * client every call goes to the node that owns its key's slot, as one
+ * command.
  *
  * ```ts
  * const g = guard(new Redis.Cluster([{ host: "127.0.0.1", port: 7000 }]));
@@ -10,6 +12,7 @@
  * ```
  */
 import { commands, type Bytes, type CommandName, type Commands, type ResultOf, type Spec } from "./commands";
+import { evalsha, isNoScript, isUnknownCommand, scriptLoad, scriptOf, type Script } from "./scripts";
 
 export * from "./commands";
 
@@ -20,7 +23,7 @@ interface Adapter {
   batch(specs: readonly Spec<unknown>[], transaction: boolean): Promise<unknown[]>;
 }
 
-/** An ioredis `Redis` or `Cluster` (5.x), as far as redis-guard uses it. */
+/** An ioredis `Redis` or `Cluster` (5.x, 6.x), as far as redis-guard uses it. */
 export interface IoredisClient {
   readonly isCluster: boolean;
   pipeline(...args: any[]): unknown;
@@ -28,7 +31,7 @@ export interface IoredisClient {
   sendCommand(...args: any[]): unknown;
 }
 
-/** A node-redis client or cluster (4.x, 5.x), as far as redis-guard uses it. */
+/** A node-redis client or cluster (4.x to 6.x), as far as redis-guard uses it. */
 export interface NodeRedisClient {
   sendCommand(...args: any[]): unknown;
   multi(...args: any[]): unknown;
@@ -77,7 +80,7 @@ function ioredisAdapter(client: any): Adapter {
     const args = spec.args.slice(1);
     for (const i of spec.keyIndexes) args[i - 1] = prefixed(args[i - 1]);
     const command = new Command(spec.args[0], args, { replyEncoding: "utf8", readOnly: spec.readonly });
-    command.keys = spec.key === undefined ? [] : [args[spec.keyIndexes[0] - 1]];
+    command.keys = spec.key === undefined ? [] : [prefixed(spec.key)];
     return command;
   };
   return {
@@ -94,9 +97,9 @@ function ioredisAdapter(client: any): Adapter {
 
 /**
  * node-redis routes by the `firstKey` a caller gives: `sendCommand(firstKey,
- * isReadonly, args)` on a cluster, `multi(firstKey)` for its pipelines.
+ * isReadonly, args)` on a cluster, `multi(firstKey)` for its transactions.
  * Cluster multis take `addCommand(firstKey, args)` in 4.x and
- * `addCommand(firstKey, isReadonly, args)` in 5.x.
+ * `addCommand(firstKey, isReadonly, args)` in 5.x and 6.x.
  */
 function nodeRedisAdapter(client: any): Adapter {
   const cluster = typeof client.getSlotMaster === "function";
@@ -105,9 +108,15 @@ function nodeRedisAdapter(client: any): Adapter {
   const legacy = !cluster && client.options?.legacyMode === true;
   const modern = (target: any): any => (legacy ? target.v4 : target);
   const api = modern(client);
+  const send = (spec: Spec<unknown>): Promise<unknown> =>
+    cluster ? api.sendCommand(spec.key, spec.readonly, [...spec.args]) : api.sendCommand([...spec.args]);
   return {
-    send: (spec) => (cluster ? api.sendCommand(spec.key, spec.readonly, [...spec.args]) : api.sendCommand([...spec.args])),
+    send,
     async batch(specs, transaction) {
+      // A pipeline: node-redis writes the commands of one tick at once.
+      // (Its execAsPipeline() rejects with the first error in 6.x, and the
+      // other replies are lost: which calls ran must be known.)
+      if (!transaction) return Promise.all(specs.map((spec) => send(spec).catch((error: unknown) => error)));
       const firstKey = specs.find((spec) => spec.key !== undefined)?.key;
       const multi = cluster ? client.multi(firstKey) : client.multi();
       const queue = modern(multi);
@@ -117,10 +126,9 @@ function nodeRedisAdapter(client: any): Adapter {
         else queue.addCommand(spec.key, [...spec.args]);
       }
       try {
-        // exec(true) is execAsPipeline() in 4.x and 5.x, legacy mode's too.
-        return await queue.exec(!transaction);
+        return await queue.exec();
       } catch (error: any) {
-        // node-redis 5: MultiErrorReply carries every reply, errors included.
+        // node-redis 5 and 6: MultiErrorReply carries every reply, errors included.
         if (Array.isArray(error?.replies)) return error.replies;
         throw error;
       }
@@ -135,6 +143,134 @@ function adapterFor(client: unknown): Adapter {
   }
   if (typeof c.isCluster === "boolean" && typeof c.pipeline === "function") return ioredisAdapter(c);
   return nodeRedisAdapter(c);
+}
+
+export type Backend = "auto" | "module" | "scripts";
+
+export interface GuardOptions {
+  /**
+   * `"module"`: the module's commands. `"scripts"`: each command's Lua
+   * script (EVALSHA), for servers that cannot load the module (managed
+   * services). `"auto"` (default): the module's commands until the server
+   * answers that it has no such command, then scripts for good (one
+   * warning). Nothing else is asked of the server to decide.
+   */
+  backend?: Backend;
+}
+
+/**
+ * How a guard sends the described calls: as the module's commands or as
+ * their scripts. A script is loaded (SCRIPT LOAD, on the node of the key
+ * that runs it) the first time this guard runs it, and again when the
+ * server answers NOSCRIPT (a failover, a restart, SCRIPT FLUSH), after
+ * which the call runs once more: a call answered NOSCRIPT or "unknown
+ * command" did not run, so sending it again is safe.
+ */
+class Sender {
+  readonly #adapter: Adapter;
+  #scripts: boolean;
+  /** `"auto"`, not yet switched. */
+  #mayswitch: boolean;
+  /** The scripts this guard has loaded (on some node: another may still answer NOSCRIPT). */
+  readonly #loaded = new Set<string>();
+
+  constructor(adapter: Adapter, backend: Backend) {
+    if (!["auto", "module", "scripts"].includes(backend)) {
+      throw new TypeError(`redis-guard: backend is "auto", "module" or "scripts", not ${JSON.stringify(backend)}`);
+    }
+    this.#adapter = adapter;
+    this.#scripts = backend === "scripts";
+    this.#mayswitch = backend === "auto";
+  }
+
+  async send(spec: Spec<unknown>): Promise<unknown> {
+    if (!this.#scripts) {
+      try {
+        return await this.#adapter.send(spec);
+      } catch (error) {
+        if (!this.#switchedOn(error)) throw error;
+      }
+    }
+    const script = scriptOf(String(spec.args[0]));
+    if (!this.#loaded.has(script.sha)) await this.#load(script, spec.key);
+    try {
+      return await this.#adapter.send(evalsha(spec, script));
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+    }
+    await this.#load(script, spec.key);
+    return this.#adapter.send(evalsha(spec, script));
+  }
+
+  /** The raw replies in order, a command's error as its element. */
+  async batch(specs: readonly Spec<unknown>[], transaction: boolean): Promise<unknown[]> {
+    if (this.#scripts) return this.#batchOfScripts(specs, transaction);
+    let replies: unknown[];
+    try {
+      replies = await this.#adapter.batch(specs, transaction);
+    } catch (error) {
+      // An unknown command aborts a MULTI (EXECABORT, ioredis; node-redis
+      // rejects with the command's error): nothing ran.
+      const cause = [error, ...((error as any)?.previousErrors ?? [])].find(isUnknownCommand);
+      if (!transaction || !this.#switchedOn(cause)) throw error;
+      return this.#batchOfScripts(specs, true);
+    }
+    const unknown = replies.flatMap((reply, i) => (isUnknownCommand(reply) ? [i] : []));
+    if (unknown.length === 0 || !this.#switchedOn(replies[unknown[0]])) return replies;
+    return replaced(replies, unknown, await this.#batchOfScripts(unknown.map((i) => specs[i]), false));
+  }
+
+  /** `"auto"` meets the server's unknown-command error: scripts from now on. */
+  #switchedOn(error: unknown): boolean {
+    if (!isUnknownCommand(error) || !(this.#mayswitch || this.#scripts)) return false;
+    if (this.#scripts) return true; // a concurrent call switched already
+    this.#scripts = true;
+    process.emitWarning(
+      `the server has no ${(error as Error).message.split("'")[1] ?? "module command"} (the module is not loaded): this guard runs the commands as Lua scripts from now on`,
+      { type: "RedisGuardWarning", code: "REDIS_GUARD_SCRIPTS" },
+    );
+    return true;
+  }
+
+  async #load(script: Script, key: Bytes | undefined): Promise<void> {
+    await this.#adapter.send(scriptLoad(script, key));
+    this.#loaded.add(script.sha);
+  }
+
+  /**
+   * A pipeline loads the scripts it needs beforehand, on its node; calls
+   * answered NOSCRIPT there did not run: they are sent again, once, as a
+   * pipeline of their own (so after the pipeline's other calls).
+   *
+   * A transaction loads every script it runs inside its MULTI, before the
+   * calls: EXEC runs every queued call, so a NOSCRIPT inside it would leave
+   * the others applied, where running the transaction again would apply
+   * them twice and running the failed calls alone would split it in two.
+   * Loaded in the MULTI, no script can be missing at EXEC: the transaction
+   * stays all-or-nothing, at the price of the scripts' text on each one.
+   */
+  async #batchOfScripts(specs: readonly Spec<unknown>[], transaction: boolean): Promise<unknown[]> {
+    const scripts = specs.map((spec) => scriptOf(String(spec.args[0])));
+    const needed = [...new Set(scripts)];
+    const key = specs.find((spec) => spec.key !== undefined)?.key;
+    const calls = specs.map((spec, i) => evalsha(spec, scripts[i]));
+    if (transaction) {
+      const replies = await this.#adapter.batch([...needed.map((script) => scriptLoad(script, key)), ...calls], true);
+      return replies.slice(needed.length);
+    }
+    for (const script of needed) if (!this.#loaded.has(script.sha)) await this.#load(script, key);
+    const replies = await this.#adapter.batch(calls, false);
+    const missing = replies.flatMap((reply, i) => (isNoScript(reply) ? [i] : []));
+    if (missing.length === 0) return replies;
+    for (const script of new Set(missing.map((i) => scripts[i]))) await this.#load(script, key);
+    return replaced(replies, missing, await this.#adapter.batch(missing.map((i) => calls[i]), false));
+  }
+}
+
+/** `replies` with those at `indexes` (calls that did not run) replaced, in order, by `retried`. */
+function replaced(replies: unknown[], indexes: readonly number[], retried: readonly unknown[]): unknown[] {
+  indexes.forEach((at, n) => (replies[at] = retried[n]));
+  return replies;
 }
 
 type Method<K extends CommandName> = (...args: Parameters<Commands[K]>) => Promise<ResultOf<K>>;
@@ -154,20 +290,20 @@ export interface Guard extends GuardMethods {}
 
 /** The commands over one client. Make it with `guard(client)`. */
 export class Guard {
-  readonly #adapter: Adapter;
+  readonly #sender: Sender;
 
-  constructor(client: GuardClient) {
-    this.#adapter = adapterFor(client);
+  constructor(client: GuardClient, options: GuardOptions = {}) {
+    this.#sender = new Sender(adapterFor(client), options.backend ?? "auto");
   }
 
   /** Queues commands; `exec()` sends them at once and resolves their parsed results in order. */
   pipeline(options: PipelineOptions = {}): GuardPipeline<[]> {
-    return new GuardPipeline(this.#adapter, options.transaction ?? false);
+    return new GuardPipeline(this.#sender, options.transaction ?? false);
   }
 
   /** @internal */
   static _send<T>(guard: Guard, spec: Spec<T>): Promise<T> {
-    return guard.#adapter.send(spec).then(spec.parse);
+    return guard.#sender.send(spec).then(spec.parse);
   }
 }
 
@@ -179,13 +315,13 @@ export interface GuardPipeline<R extends unknown[]> extends PipelineMethods<R> {
  * error (the client library's own) when any command failed.
  */
 export class GuardPipeline<R extends unknown[] = []> {
-  readonly #adapter: Adapter;
+  readonly #sender: Sender;
   readonly #transaction: boolean;
   readonly #queue: Spec<unknown>[] = [];
 
   /** @internal */
-  constructor(adapter: Adapter, transaction: boolean) {
-    this.#adapter = adapter;
+  constructor(sender: Sender, transaction: boolean) {
+    this.#sender = sender;
     this.#transaction = transaction;
   }
 
@@ -197,7 +333,7 @@ export class GuardPipeline<R extends unknown[] = []> {
   async exec(): Promise<R> {
     const specs = this.#queue.splice(0);
     if (specs.length === 0) return [] as unknown as R;
-    const replies = await this.#adapter.batch(specs, this.#transaction);
+    const replies = await this.#sender.batch(specs, this.#transaction);
     const failed = replies.find((reply) => reply instanceof Error);
     if (failed !== undefined) throw failed;
     return replies.map((reply, i) => specs[i].parse(reply)) as R;
@@ -229,8 +365,8 @@ for (const name of Object.keys(commands) as CommandName[]) {
 }
 
 /** The module's commands over an ioredis or node-redis client (standalone or cluster). */
-export function guard(client: GuardClient): Guard {
-  return new Guard(client);
+export function guard(client: GuardClient, options: GuardOptions = {}): Guard {
+  return new Guard(client, options);
 }
 
 export default guard;

@@ -1,0 +1,15 @@
+import type { Spec } from "./commands";
+export interface Script {
+    readonly source: string;
+    readonly sha: string;
+}
+/** The script of command `name` (e.g. `MON.INCRCHECK`); throws when the package has none. */
+export declare function scriptOf(name: string): Script;
+/** `spec` as `EVALSHA sha numkeys keys... argv...`, routed and parsed as the command is. */
+export declare function evalsha(spec: Spec<unknown>, script: Script): Spec<unknown>;
+/** `SCRIPT LOAD` of `script`, sent to the node that owns `key` (the one that will run it). */
+export declare function scriptLoad(script: Script, key: Spec<unknown>["key"]): Spec<unknown>;
+/** The server no longer has the script (a failover, a restart, SCRIPT FLUSH): the call did not run. */
+export declare function isNoScript(reply: unknown): boolean;
+/** The server has no such command (no module): the call did not run. */
+export declare function isUnknownCommand(reply: unknown): boolean;

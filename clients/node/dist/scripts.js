@@ -1,0 +1,65 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.scriptOf = scriptOf;
+exports.evalsha = evalsha;
+exports.scriptLoad = scriptLoad;
+exports.isNoScript = isNoScript;
+exports.isUnknownCommand = isUnknownCommand;
+/**
+ * The scripts backend's side of a call: each command's Lua script
+ * (`<command>.lua`, one copy in the repository's clients/scripts), and a
+ * described call turned into its `EVALSHA` (KEYS: the command's keys in
+ * order; ARGV: its other arguments in order) or its script's `SCRIPT LOAD`.
+ */
+const node_crypto_1 = require("node:crypto");
+const node_fs_1 = require("node:fs");
+const path = require("node:path");
+const packageRoot = path.join(__dirname, "..");
+/**
+ * The package's own `scripts/` (an npm tarball: `prepack` copies them in),
+ * else the repository's `clients/scripts` beside the package (a checkout,
+ * or `npm install <checkout>/clients/node`, which links to it).
+ */
+const folder = [path.join(packageRoot, "scripts"), path.join(packageRoot, "..", "scripts")].find((dir) => (0, node_fs_1.existsSync)(dir));
+/** Each script as first read: a process reads a file once. */
+const scripts = new Map();
+/** The script of command `name` (e.g. `MON.INCRCHECK`); throws when the package has none. */
+function scriptOf(name) {
+    const command = name.toLowerCase();
+    let script = scripts.get(command);
+    if (script === undefined) {
+        const file = folder === undefined ? undefined : path.join(folder, `${command}.lua`);
+        if (file === undefined || !(0, node_fs_1.existsSync)(file)) {
+            throw new Error(`redis-guard: no script for ${name.toUpperCase()} (looked for ${file ?? `${command}.lua beside the package`})`);
+        }
+        const source = (0, node_fs_1.readFileSync)(file, "utf8");
+        script = { source, sha: (0, node_crypto_1.createHash)("sha1").update(source).digest("hex") };
+        scripts.set(command, script);
+    }
+    return script;
+}
+/** `spec` as `EVALSHA sha numkeys keys... argv...`, routed and parsed as the command is. */
+function evalsha(spec, script) {
+    const keys = spec.keyIndexes.map((i) => spec.args[i]);
+    const argv = spec.args.filter((_, i) => i > 0 && !spec.keyIndexes.includes(i));
+    return {
+        args: ["EVALSHA", script.sha, String(keys.length), ...keys, ...argv],
+        key: spec.key,
+        keyIndexes: keys.map((_, i) => 3 + i),
+        // A script may write: never one for a replica.
+        readonly: false,
+        parse: spec.parse,
+    };
+}
+/** `SCRIPT LOAD` of `script`, sent to the node that owns `key` (the one that will run it). */
+function scriptLoad(script, key) {
+    return { args: ["SCRIPT", "LOAD", script.source], key, keyIndexes: [], readonly: false, parse: (sha) => sha };
+}
+/** The server no longer has the script (a failover, a restart, SCRIPT FLUSH): the call did not run. */
+function isNoScript(reply) {
+    return reply instanceof Error && reply.message.startsWith("NOSCRIPT");
+}
+/** The server has no such command (no module): the call did not run. */
+function isUnknownCommand(reply) {
+    return reply instanceof Error && /^ERR unknown command\b/.test(reply.message);
+}
