@@ -1,15 +1,18 @@
 //! The Node package (`clients/node`, npm `redis-guard`) against the real
 //! module, through the oldest and newest supported release of each client
-//! library: ioredis 5.0.0 and 5.10.1, node-redis 4.0.0 and 5.12.1. Each set
-//! is installed once into the build output by clients/node/test/install.sh
-//! (the package itself as a user installs it, `npm install
-//! <checkout>/clients/node`); node's test runner then runs
+//! library: ioredis 5.0.0, 5.10.1 and 6.1.0, node-redis 4.0.0, 5.12.1 and
+//! 6.4.0. Each set is installed once into the build output by
+//! clients/node/test/install.sh (the package itself as a user installs it,
+//! `npm install <checkout>/clients/node`); node's test runner then runs
 //! clients/node/test/guard.test.mjs against a standalone server and a
 //! 3-primary cluster made here: every method's result is the raw reply it
 //! parses, errors are the library's own, options left out are not sent,
 //! pipelines parse in order, and in the cluster every call reaches its
 //! key's owner as one command (counted from INFO commandstats and
-//! errorstats), also after the key's slot moved.
+//! errorstats), also after the key's slot moved. The same again on the
+//! scripts backend, against a standalone server and a cluster without the
+//! module (a managed service's), for each command whose script
+//! clients/scripts holds: the module's results, one EVALSHA per call.
 
 mod common;
 
@@ -29,17 +32,25 @@ fn client_set(name: &str) -> PathBuf {
     installed(&package().join("test/install.sh"), &[name])
 }
 
-/// Runs the package's node tests through client set `set` (library
-/// `library`) against a fresh standalone server and a fresh cluster.
-fn node_tests(set: &str, library: &str) {
-    let dir = client_set(set);
-    let server = Server::start();
-    let cluster = Cluster::with_replicas(0);
+/// The cluster's nodes as `host:port,...`.
+fn addresses(cluster: &Cluster) -> String {
     let addresses: Vec<String> = cluster
         .nodes
         .iter()
         .map(|node| format!("127.0.0.1:{}", node.port))
         .collect();
+    addresses.join(",")
+}
+
+/// Runs the package's node tests through client set `set` (library
+/// `library`) against a fresh standalone server and a fresh cluster, each
+/// with the module and without it.
+fn node_tests(set: &str, library: &str) {
+    let dir = client_set(set);
+    let server = Server::start();
+    let cluster = Cluster::with_replicas(0);
+    let bare_server = Server::without_module(&[]);
+    let bare_cluster = Cluster::without_module(0);
     let printed = run(
         Command::new("node")
             .arg("--test")
@@ -47,11 +58,17 @@ fn node_tests(set: &str, library: &str) {
             .current_dir(&dir)
             .env("GUARD_CLIENT", library)
             .env("GUARD_STANDALONE", format!("127.0.0.1:{}", server.port))
-            .env("GUARD_CLUSTER", addresses.join(",")),
+            .env("GUARD_CLUSTER", addresses(&cluster))
+            .env("GUARD_STANDALONE_NO_MODULE", format!("127.0.0.1:{}", bare_server.port))
+            .env("GUARD_CLUSTER_NO_MODULE", addresses(&bare_cluster)),
         &format!("node --test with {set}"),
     );
-    // The routing figures, for `cargo test -- --nocapture`.
-    for line in printed.lines().filter(|line| line.contains("ROUTING")) {
+    // The routing figures and the commands without a script yet, for
+    // `cargo test -- --nocapture`.
+    for line in printed
+        .lines()
+        .filter(|line| line.contains("ROUTING") || line.contains("no script yet"))
+    {
         println!("{line}");
     }
     assert!(printed.contains("# fail 0"), "{printed}");
@@ -69,6 +86,11 @@ fn ioredis_newest_5x() {
 }
 
 #[test]
+fn ioredis_newest_6x() {
+    node_tests("ioredis-6.1.0", "ioredis");
+}
+
+#[test]
 fn node_redis_oldest_4x() {
     node_tests("redis-4.0.0", "redis");
 }
@@ -76,6 +98,11 @@ fn node_redis_oldest_4x() {
 #[test]
 fn node_redis_newest_5x() {
     node_tests("redis-5.12.1", "redis");
+}
+
+#[test]
+fn node_redis_newest_6x() {
+    node_tests("redis-6.4.0", "redis");
 }
 
 /// A scratch folder inside a client set, so that its packages resolve.

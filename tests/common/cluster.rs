@@ -1,5 +1,5 @@
 //! A real cluster on loopback: 3 primaries + 3 replicas, the module on
-//! every node, made with `redis-cli --cluster create`; and what tests ask
+//! every node (or on none), made with `redis-cli --cluster create`; and what tests ask
 //! of it (slot owners, node ids, roles).
 
 use std::process::Command;
@@ -22,9 +22,21 @@ impl Cluster {
     /// 3 primaries, each with `replicas` replicas (0: primaries only, what
     /// the client packages' routing tests need).
     pub fn with_replicas(replicas: usize) -> Cluster {
+        Cluster::of(replicas, Server::with_args)
+    }
+
+    /// The same without the module on any node: where the client packages
+    /// run scripts, as on a managed service.
+    pub fn without_module(replicas: usize) -> Cluster {
+        Cluster::of(replicas, Server::without_module)
+    }
+
+    /// 3 primaries, each with `replicas` replicas, each node started by
+    /// `launch` with the cluster's arguments.
+    fn of(replicas: usize, launch: fn(&[&str]) -> Server) -> Cluster {
         let nodes: Vec<Server> = (0..3 * (1 + replicas))
             .map(|_| {
-                Server::with_args(&[
+                launch(&[
                     "--cluster-enabled",
                     "yes",
                     "--cluster-config-file",

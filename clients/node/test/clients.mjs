@@ -1,6 +1,8 @@
 // The client library under test (GUARD_CLIENT: ioredis or redis), behind
 // one small interface so that every test runs unchanged on each: make a
-// standalone client or a cluster client, send a raw command, close.
+// standalone client or a cluster client, send a raw command, close. The
+// servers: with the module (GUARD_STANDALONE, GUARD_CLUSTER) and without
+// it (GUARD_STANDALONE_NO_MODULE, GUARD_CLUSTER_NO_MODULE).
 import { createRequire } from "node:module";
 import path from "node:path";
 
@@ -15,8 +17,11 @@ const address = (text) => {
   const [host, port] = text.split(":");
   return { host, port: Number(port) };
 };
+const addresses = (text) => (text ?? "").split(",").filter(Boolean).map(address);
 export const standaloneAddress = address(process.env.GUARD_STANDALONE ?? "127.0.0.1:6379");
-export const clusterAddresses = (process.env.GUARD_CLUSTER ?? "").split(",").filter(Boolean).map(address);
+export const clusterAddresses = addresses(process.env.GUARD_CLUSTER);
+export const [standaloneNoModuleAddress] = addresses(process.env.GUARD_STANDALONE_NO_MODULE);
+export const clusterNoModuleAddresses = addresses(process.env.GUARD_CLUSTER_NO_MODULE);
 
 function ioredis() {
   const module = require("ioredis");
@@ -63,8 +68,8 @@ function nodeRedis() {
       const client = createCluster({ rootNodes: nodes.map((node) => ({ url: url(node) })), ...(resp ? { RESP: resp } : {}) });
       client.on("error", () => {});
       await client.connect();
-      // A raw call routed by hand: the key is the first argument (CL.THROTTLEALL, COUPON.RESERVEALL: after numkeys).
-      const firstKey = (args) => String(/^(cl\.throttleall|coupon\.reserveall)$/i.test(args[0]) ? args[2] : args[1]);
+      // A raw call routed by hand: the key is the first argument (CL.THROTTLEALL, COUPON.RESERVEALL: after numkeys; EVAL: after the script and numkeys).
+      const firstKey = (args) => String(/^(cl\.throttleall|coupon\.reserveall)$/i.test(args[0]) ? args[2] : /^eval/i.test(args[0]) ? args[3] : args[1]);
       return { client, raw: (args) => client.sendCommand(firstKey(args), false, args.map(String)), close: () => close(client) };
     },
   };

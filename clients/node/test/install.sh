@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs one client set for the Node package's tests into the build
 # output (never system-wide), once per version, and prints its folder:
-#   clients/node/test/install.sh ioredis-5.0.0 | ioredis-5.10.1 | redis-4.0.0 | redis-5.12.1 | tools
+#   clients/node/test/install.sh ioredis-5.0.0 | ioredis-5.10.1 | ioredis-6.1.0 | redis-4.0.0 | redis-5.12.1 | redis-6.4.0 | tools
 # Each set holds its client library and redis-guard, installed the way a
 # user installs it: `npm install <checkout>/clients/node`. `tools` holds
 # TypeScript and both newest clients, for the example program and the
@@ -13,10 +13,10 @@ repo=$(cd "$package/../.." && pwd)
 out=${CARGO_TARGET_DIR:-$repo/target}/clients
 dir="$out/node-$set_name"
 case "$set_name" in
-  ioredis-5.0.0 | ioredis-5.10.1 | redis-4.0.0 | redis-5.12.1)
+  ioredis-5.0.0 | ioredis-5.10.1 | ioredis-6.1.0 | redis-4.0.0 | redis-5.12.1 | redis-6.4.0)
     libraries=("${set_name%-*}@${set_name##*-}") ;;
   tools)
-    libraries=(ioredis@5.10.1 redis@5.12.1 typescript@5.6.3 @types/node@20.17.10) ;;
+    libraries=(ioredis@6.1.0 redis@6.4.0 typescript@5.6.3 @types/node@20.17.10) ;;
   *) echo "unknown set $set_name" >&2; exit 2 ;;
 esac
 mkdir -p "$out"
