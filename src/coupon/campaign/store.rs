@@ -315,6 +315,11 @@ impl Campaign {
             .map(|handle| self.requests.payload(handle))
     }
 
+    /// Request ids kept: one per stored claim that has one.
+    pub fn request_id_count(&self) -> usize {
+        self.requests.len()
+    }
+
     /// Holds expired at `now` and not reclaimed, the oldest first.
     pub fn expired_holds(&self, now: i64) -> impl Iterator<Item = u64> + '_ {
         self.holds
