@@ -175,10 +175,16 @@ local function non_negative_arg(text, name)
   return n
 end
 
--- The server's clock in ms (a string), read once per call.
-local function now_ms()
+-- The server's clock in ns (a string; TIME gives microseconds), read
+-- once per call.
+local function now_ns()
   local t = redis.call('TIME')
-  return int_add(int_mul(t[1], '1000'), tostring(math.floor(tonumber(t[2]) / 1000)))
+  return int_add(int_mul(t[1], '1000000000'), int_mul(t[2], '1000'))
+end
+
+-- The same reading in ms.
+local function now_ms()
+  return (int_floordiv(now_ns(), '1000000'))
 end
 
 -- The end of `seconds` from `now` (ms), or nil where EXPIRE would refuse
@@ -349,4 +355,76 @@ local function alert_append(alert, fields)
   local added = redis.pcall(unpack(xadd))
   if type(added) == 'table' and added.err then return added end
   return nil
+end
+
+-- CL.THROTTLE's GCRA, over 64-bit nanoseconds (see src/throttle/gcra.rs,
+-- whose rules these follow step by step).
+
+-- A limiter's `max_burst count period`, checked in that order.
+local function limit_args(max_burst, count, period)
+  local limit, e = {}, nil
+  limit.max_burst, e = non_negative_arg(max_burst, 'max_burst')
+  if e then return nil, e end
+  limit.count, e = positive_arg(count, 'count')
+  if e then return nil, e end
+  limit.period, e = positive_arg(period, 'period')
+  if e then return nil, e end
+  return limit
+end
+
+-- The limiter asked for `quantity`: its limit, emission interval,
+-- tolerance and increment in ns, or an error naming the argument whose
+-- product overflows.
+local function gcra_rate(limit, quantity)
+  local function too_large(name, why) return err('ERR ' .. name .. ' is too large: ' .. why) end
+  local period_ns = int_mul(limit.period, '1000000000')
+  if not int_fits(period_ns) then return nil, too_large('period', 'it overflows in nanoseconds') end
+  local emission = int_floordiv(period_ns, limit.count)
+  if emission == '0' then return nil, too_large('count', 'period / count rounds to 0 nanoseconds') end
+  local size = int_add(limit.max_burst, '1')
+  if not int_fits(size) then return nil, too_large('max_burst', 'max_burst + 1 overflows') end
+  local tolerance = int_mul(emission, size)
+  if not int_fits(tolerance) then return nil, too_large('max_burst', 'the burst overflows in nanoseconds') end
+  local increment = int_mul(emission, quantity)
+  if not int_fits(increment) then return nil, too_large('quantity', 'it overflows in nanoseconds') end
+  return {limit = size, emission = emission, tolerance = tolerance, increment = increment}
+end
+
+-- ceil(ns / unit) for ns >= 0.
+local function ceil_div(ns, unit)
+  local q, r = int_floordiv(ns, unit)
+  if r ~= '0' then q = int_add(q, '1') end
+  return q
+end
+
+-- A request at `now` (ns) against the stored arrival time `tat` (nil: no
+-- key): {limited, limit, remaining, retry, reset, tat, expires_at_ms}
+-- (tat nil: nothing to store), or an error reply.
+local function gcra_decide(tat, now, rate)
+  if tat == nil or int_cmp(tat, now) < 0 then tat = now end
+  local new_tat = int_add(tat, rate.increment)
+  local allow_at = int_sub(new_tat, rate.tolerance)
+  local d = {limit = rate.limit, retry = '-1'}
+  local ttl
+  if int_cmp(allow_at, now) > 0 then
+    d.limited = true
+    if int_cmp(rate.increment, rate.tolerance) <= 0 then d.retry = ceil_div(int_sub(allow_at, now), '1000000000') end
+    ttl = int_sub(tat, now)
+  else
+    d.limited = false
+    ttl = int_sub(new_tat, now)
+  end
+  if not d.limited and int_cmp(rate.increment, '0') > 0 then
+    if not int_fits(new_tat) then return nil, err('ERR quantity is too large: the arrival time would overflow') end
+    d.tat = new_tat
+    d.expires_at_ms = ceil_div(new_tat, '1000000')
+  end
+  local room = int_sub(rate.tolerance, ttl)
+  d.remaining = int_cmp(room, '0') > 0 and (int_floordiv(room, rate.emission)) or '0'
+  d.reset = ceil_div(ttl, '1000000000')
+  return d
+end
+
+local function gcra_reply(d)
+  return {d.limited and 1 or 0, reply_int(d.limit), reply_int(d.remaining), reply_int(d.retry), reply_int(d.reset)}
 end
