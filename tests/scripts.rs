@@ -17,7 +17,7 @@ use common::scripts::{outcome, Call, Word};
 use common::*;
 use redis::{Connection, Value};
 
-const SEED: u64 = 0x5c41_97_0000_0036;
+const SEED: u64 = 0x005c_4197_0000_0036;
 
 fn calls() -> usize {
     std::env::var("GUARD_SCRIPT_CALLS")
@@ -150,6 +150,9 @@ fn as_integers(reply: Value) -> Value {
         other => other,
     }
 }
+
+/// Makes one call of a command, valid or not.
+type Generator = fn(&mut Rng) -> Call;
 
 /// A limiter's `max_burst count period`: mostly small, valid and quick to
 /// refill, sometimes anything.
@@ -300,7 +303,7 @@ fn every_script_answers_as_the_module_call_by_call() {
     for con in [&mut module, &mut plain] {
         let _: () = redis::cmd("RPUSH").arg(A_LIST).arg("x").query(con).unwrap();
     }
-    let generators: [(&str, fn(&mut Rng) -> Call); 4] = [
+    let generators: [(&str, Generator); 4] = [
         ("MON.INCRCHECK", incrcheck),
         ("MON.DECRCLAMP", decrclamp),
         ("CL.THROTTLE", throttle),
