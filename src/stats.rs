@@ -24,6 +24,13 @@ impl Counter {
         self.add(1);
     }
 
+    /// Keeps the largest `n` seen: for a counter that is a maximum.
+    pub fn raise_to(&self, n: u64) {
+        if n > self.get() {
+            self.0.store(n, Ordering::Relaxed);
+        }
+    }
+
     pub fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
@@ -64,6 +71,10 @@ pub static COUPON_RECLAIMED: Counter = Counter::new();
 pub static COUPON_ALTERED: Counter = Counter::new();
 pub static COUPON_RESERVEALL_CALLS: Counter = Counter::new();
 pub static COUPON_RESERVEALL_REFUSED: Counter = Counter::new();
+/// The most entries one operation moved while a campaign's table of users
+/// or request ids grew (see `interned.rs`): the bound on that work, seen
+/// from outside.
+pub static COUPON_REHASH_MAX_MOVED: Counter = Counter::new();
 pub static THROTTLE_CALLS: Counter = Counter::new();
 /// CL.THROTTLE replies with limited = 0 (peeks included).
 pub static THROTTLE_ALLOWED: Counter = Counter::new();
@@ -80,7 +91,7 @@ pub static DEFRAG_MOVES: Counter = Counter::new();
 pub static INTERNAL_ERRORS: Counter = Counter::new();
 
 /// Every counter with its INFO field name, in the order INFO prints them.
-pub const FIELDS: [(&str, &Counter); 32] = [
+pub const FIELDS: [(&str, &Counter); 33] = [
     ("mon_incrcheck_calls", &MON_INCRCHECK_CALLS),
     ("mon_crossings", &MON_CROSSINGS),
     ("mon_decrclamp_calls", &MON_DECRCLAMP_CALLS),
@@ -105,6 +116,7 @@ pub const FIELDS: [(&str, &Counter); 32] = [
     ("coupon_altered", &COUPON_ALTERED),
     ("coupon_reserveall_calls", &COUPON_RESERVEALL_CALLS),
     ("coupon_reserveall_refused", &COUPON_RESERVEALL_REFUSED),
+    ("coupon_rehash_max_moved", &COUPON_REHASH_MAX_MOVED),
     ("throttle_calls", &THROTTLE_CALLS),
     ("throttle_allowed", &THROTTLE_ALLOWED),
     ("throttle_limited", &THROTTLE_LIMITED),

@@ -196,23 +196,67 @@ impl Reader for RdbReader {
     }
 }
 
-struct DigestWriter(*mut raw::RedisModuleDigest);
+/// Feeds DEBUG DIGEST-VALUE the value's sequence in blocks of about
+/// [`DIGEST_BLOCK`] bytes: Redis runs two SHA1 passes per element it is
+/// given, so an element per field (five per claim) made the digest of a
+/// million claims take ~5 s. In a block an integer is its 8 bytes and a
+/// string its length's 8 bytes then its bytes, all little-endian, and a
+/// block ends after the field that fills it: equal sequences give equal
+/// blocks, and sequences that differ give blocks that differ.
+struct DigestWriter {
+    digest: *mut raw::RedisModuleDigest,
+    block: Vec<u8>,
+}
+
+const DIGEST_BLOCK: usize = 64 * 1024;
+
+impl DigestWriter {
+    fn new(digest: *mut raw::RedisModuleDigest) -> Self {
+        DigestWriter {
+            digest,
+            block: Vec::new(),
+        }
+    }
+
+    /// After each field: a full block goes to the digest.
+    fn field_added(&mut self) {
+        if self.block.len() >= DIGEST_BLOCK {
+            self.hand_over();
+        }
+    }
+
+    /// At the end: what is left goes to the digest.
+    fn finish(&mut self) {
+        if !self.block.is_empty() {
+            self.hand_over();
+        }
+    }
+
+    fn hand_over(&mut self) {
+        // SAFETY: the digest handle of the running digest callback; the
+        // buffer is passed with its length, and Redis only reads it.
+        unsafe {
+            raw::RedisModule_DigestAddStringBuffer.unwrap()(
+                self.digest,
+                self.block.as_mut_ptr().cast(),
+                self.block.len(),
+            )
+        };
+        self.block.clear();
+    }
+}
 
 impl Writer for DigestWriter {
     fn integer(&mut self, value: i64) {
-        // SAFETY: the digest handle of the running digest callback.
-        unsafe { raw::RedisModule_DigestAddLongLong.unwrap()(self.0, value) };
+        self.block.extend_from_slice(&value.to_le_bytes());
+        self.field_added();
     }
 
     fn bytes(&mut self, value: &[u8]) {
-        // SAFETY: as above; the buffer is passed with its length.
-        unsafe {
-            raw::RedisModule_DigestAddStringBuffer.unwrap()(
-                self.0,
-                value.as_ptr().cast_mut().cast(),
-                value.len(),
-            )
-        };
+        self.block
+            .extend_from_slice(&(value.len() as u64).to_le_bytes());
+        self.block.extend_from_slice(value);
+        self.field_added();
     }
 }
 
@@ -315,9 +359,11 @@ extern "C" fn mem_usage<T: ModuleValue + ?Sized>(value: *const c_void) -> usize 
 
 extern "C" fn digest<T: ModuleValue + ?Sized>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     guarded((), || {
-        // SAFETY: Redis passes a value of this type, made by `into_raw`,
-        // and the digest handle of this call.
-        unsafe { value_of::<T>(value) }.write(&mut DigestWriter(md));
+        let mut writer = DigestWriter::new(md);
+        // SAFETY: Redis passes a value of this type, made by `into_raw`.
+        unsafe { value_of::<T>(value) }.write(&mut writer);
+        writer.finish();
+        // SAFETY: the digest handle of this call.
         unsafe { raw::RedisModule_DigestEndSequence.unwrap()(md) };
     })
 }

@@ -10,6 +10,7 @@ pub mod assert;
 pub mod calls;
 pub mod cluster;
 pub mod crowd;
+pub mod gcra;
 pub mod memory;
 pub mod metadata;
 pub mod observe;

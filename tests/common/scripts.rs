@@ -3,7 +3,8 @@
 //! lower case), which the packages run where the module cannot load: KEYS
 //! are the command's keys and ARGV its other arguments, both in the
 //! command's order, and it answers what the command answers, errors
-//! included. A call is written once, its keys marked, and sent either way.
+//! included. What the server gets is `prelude.lua` then the command's own
+//! file. A call is written once, its keys marked, and sent either way.
 
 use std::path::PathBuf;
 
@@ -17,10 +18,24 @@ pub enum Word {
 }
 
 /// A call of a module command, its keys marked.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Call {
     pub command: String,
     pub words: Vec<Word>,
+}
+
+/// As redis-cli would show it, keys in braces.
+impl std::fmt::Debug for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.command)?;
+        for word in &self.words {
+            match word {
+                Word::Key(k) => write!(f, " <{}>", String::from_utf8_lossy(k))?,
+                Word::Arg(a) => write!(f, " {:?}", String::from_utf8_lossy(a))?,
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Call {
@@ -96,10 +111,13 @@ pub fn script_path(command: &str) -> PathBuf {
     super::tools::repository(&format!("clients/scripts/{}.lua", command.to_lowercase()))
 }
 
-/// The script of `command`.
+/// The script of `command` as the packages send it: the shared prelude,
+/// then the command's own part.
 pub fn script_source(command: &str) -> String {
-    let path = script_path(command);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    let read = |path: PathBuf| {
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    read(script_path("prelude")) + &read(script_path(command))
 }
 
 /// A reply or an error as text, for comparing the two backends: the

@@ -10,11 +10,18 @@
 //! table of handles (triangular probing, tombstones) finds a string by its
 //! bytes. Every buffer is a `Vec` or a `Box` owned outright: a clone
 //! shares nothing, and the bytes on the heap are counted from capacities.
+//!
+//! The table grows as Redis's dict does, a few entries per operation: a
+//! full table is kept beside its larger successor while every insert and
+//! remove moves the next [`MOVES_PER_OPERATION`] slots of it over, so no
+//! call rehashes a large campaign's strings at once (a stall of ~0.5 s at a
+//! million), and lookups search both tables meanwhile.
 
 use std::hash::{BuildHasher, RandomState};
 
 use super::heap::{alloc_size, vec_bytes};
 use crate::redis::Mover;
+use crate::stats;
 
 /// A string's handle: its class (top 4 bits) and its slot in that class.
 pub type Handle = u32;
@@ -29,8 +36,19 @@ const PAGE_SLOTS: usize = 256;
 /// Slot bytes before the string: the payload and the length.
 const HEADER: usize = 9;
 
-const EMPTY: u32 = u32::MAX;
-const TOMBSTONE: u32 = u32::MAX - 1;
+/// A table slot holds a handle inverted (`!handle`), so that an empty slot
+/// is 0 and a new table is zeroed memory, which the allocator hands out
+/// without writing it (calloc), as Redis's dict gets its tables; handles
+/// `u32::MAX` and `u32::MAX - 1` are never made (see [`Interned::store`]).
+const EMPTY: u32 = 0;
+const TOMBSTONE: u32 = 1;
+
+/// Slots of the table being replaced that each insert and remove moves to
+/// its successor. A successor starts at most half full and fills to at
+/// most 3/4 before the move ends (a table of `s` slots is moved in `s / 4`
+/// operations, each adding at most one string to a successor of `2s`
+/// slots or more), below the 7/8 that would make it grow again.
+const MOVES_PER_OPERATION: usize = 4;
 
 fn slot_size(class: usize) -> usize {
     16 + 8 * class
@@ -61,10 +79,26 @@ pub struct Interned {
     boxed: Vec<Option<(u64, Box<[u8]>)>>,
     boxed_free: Vec<u32>,
     boxed_bytes: usize,
+    /// Where new strings go.
     table: Vec<u32>,
     len: usize,
+    /// Tombstones of `table`.
     tombstones: usize,
+    /// While `table` grows: its predecessor, whose strings are not all
+    /// moved over yet.
+    draining: Option<Draining>,
     hasher: RandomState,
+    /// Entries moved by the last insert or remove (checks).
+    #[cfg(test)]
+    moved_by_last_operation: usize,
+}
+
+/// A table being emptied into its successor, from slot 0 up.
+#[derive(Debug, Clone)]
+struct Draining {
+    table: Vec<u32>,
+    /// The next slot to move; every slot below it has moved.
+    next: usize,
 }
 
 impl Default for Interned {
@@ -77,7 +111,10 @@ impl Default for Interned {
             table: Vec::new(),
             len: 0,
             tombstones: 0,
+            draining: None,
             hasher: RandomState::new(),
+            #[cfg(test)]
+            moved_by_last_operation: 0,
         }
     }
 }
@@ -148,20 +185,21 @@ impl Interned {
         self.hasher.hash_one(key) as usize
     }
 
-    /// The table position of `key`'s handle: Ok when found, else Err with
-    /// the position a new handle goes to (the first tombstone passed, or
-    /// the empty slot that ended the search). The table must not be full.
-    fn position(&self, key: &[u8]) -> Result<usize, usize> {
-        let mask = self.table.len() - 1;
-        let mut at = self.hash(key) & mask;
+    /// The position of `key`'s handle in `table` (hashed to `hash`): Ok
+    /// when found, else Err with the position a new handle goes to (the
+    /// first tombstone passed, or the empty slot that ended the search).
+    /// The table must not be full.
+    fn position(&self, table: &[u32], hash: usize, key: &[u8]) -> Result<usize, usize> {
+        let mask = table.len() - 1;
+        let mut at = hash & mask;
         let mut free = None;
         for step in 1.. {
-            match self.table[at] {
+            match table[at] {
                 EMPTY => return Err(free.unwrap_or(at)),
                 TOMBSTONE => {
                     free.get_or_insert(at);
                 }
-                handle if self.key(handle) == key => return Ok(at),
+                slot if self.key(!slot) == key => return Ok(at),
                 _ => {}
             }
             at = (at + step) & mask;
@@ -169,34 +207,71 @@ impl Interned {
         unreachable!("the table always has an empty slot")
     }
 
-    /// The handle of `key`, if it is kept.
-    pub fn find(&self, key: &[u8]) -> Option<Handle> {
-        if self.table.is_empty() {
+    /// Where `key`'s handle is: in `table` (false) or in the draining
+    /// table (true), and at which position.
+    fn locate(&self, key: &[u8]) -> Option<(bool, usize)> {
+        if self.len == 0 {
             return None;
         }
-        self.position(key).ok().map(|at| self.table[at])
+        let hash = self.hash(key);
+        if let Ok(at) = self.position(&self.table, hash, key) {
+            return Some((false, at));
+        }
+        let draining = self.draining.as_ref()?;
+        let at = self.position(&draining.table, hash, key).ok()?;
+        Some((true, at))
     }
 
-    /// Keeps `key` (which must not be kept already) with `payload`.
-    pub fn insert(&mut self, key: &[u8], payload: u64) -> Handle {
-        if (self.len + self.tombstones + 1) * 8 > self.table.len() * 7 {
-            self.rehash();
+    /// The handle of `key`, if it is kept.
+    pub fn find(&self, key: &[u8]) -> Option<Handle> {
+        let (in_draining, at) = self.locate(key)?;
+        let table = match &self.draining {
+            Some(draining) if in_draining => &draining.table,
+            _ => &self.table,
+        };
+        Some(!table[at])
+    }
+
+    /// The handle of `key`, and whether it is new: kept now with
+    /// `payload` when it was not. One search finds it or its place.
+    pub fn find_or_insert(&mut self, key: &[u8], payload: u64) -> (Handle, bool) {
+        self.move_some();
+        if self.draining.is_none() && (self.len + self.tombstones + 1) * 8 > self.table.len() * 7 {
+            self.grow();
+        }
+        debug_assert!((self.len + self.tombstones + 1) * 8 <= self.table.len() * 7);
+        let hash = self.hash(key);
+        let at = match self.position(&self.table, hash, key) {
+            Ok(at) => return (!self.table[at], false),
+            Err(at) => at,
+        };
+        if let Some(draining) = &self.draining {
+            if let Ok(old) = self.position(&draining.table, hash, key) {
+                return (!draining.table[old], false);
+            }
         }
         let handle = self.store(key, payload);
-        let at = self.position(key).expect_err("a new key");
         if self.table[at] == TOMBSTONE {
             self.tombstones -= 1;
         }
-        self.table[at] = handle;
+        self.table[at] = !handle;
         self.len += 1;
-        handle
+        (handle, true)
     }
 
     /// Forgets the string of `handle`.
     pub fn remove(&mut self, handle: Handle) {
-        let at = self.position(self.key(handle)).expect("a kept key");
-        self.table[at] = TOMBSTONE;
-        self.tombstones += 1;
+        self.move_some();
+        match self.locate(self.key(handle)).expect("a kept key") {
+            (false, at) => {
+                self.table[at] = TOMBSTONE;
+                self.tombstones += 1;
+            }
+            (true, at) => {
+                // Its table is going: the tombstone is never counted.
+                self.draining.as_mut().expect("a draining table").table[at] = TOMBSTONE;
+            }
+        }
         self.len -= 1;
         self.release(handle);
         if self.len == 0 {
@@ -209,25 +284,59 @@ impl Interned {
         }
     }
 
-    /// A table sized for one more string at most 7/8 full, without
-    /// tombstones: a rehash of every string, as a growing hash map does.
-    fn rehash(&mut self) {
+    /// Starts replacing the table with one sized for one more string at
+    /// most half full, without tombstones (the same size when tombstones
+    /// filled it): its strings move over a few per operation.
+    fn grow(&mut self) {
         let mut size = self.table.len().max(8);
-        while (self.len + 1) * 8 > size * 7 {
+        while (self.len + 1) * 2 > size {
             size *= 2;
         }
-        // Room for growth, so that a table full of tombstones at the same
-        // size is not rebuilt on every insert.
-        if (self.len + 1) * 2 > size {
-            size *= 2;
-        }
+        // Zeroed, so the allocator need not write it (see EMPTY).
         let old = std::mem::replace(&mut self.table, vec![EMPTY; size]);
         self.tombstones = 0;
-        for handle in old {
-            if handle != EMPTY && handle != TOMBSTONE {
-                let at = self.position(self.key(handle)).expect_err("unique keys");
-                self.table[at] = handle;
+        if self.len > 0 {
+            self.draining = Some(Draining {
+                table: old,
+                next: 0,
+            });
+        }
+    }
+
+    /// Moves the next [`MOVES_PER_OPERATION`] slots of the draining table
+    /// to the table, and drops it once all are moved.
+    fn move_some(&mut self) {
+        let Some(mut draining) = self.draining.take() else {
+            #[cfg(test)]
+            {
+                self.moved_by_last_operation = 0;
             }
+            return;
+        };
+        let end = (draining.next + MOVES_PER_OPERATION).min(draining.table.len());
+        let mut moved = 0;
+        for slot in &mut draining.table[draining.next..end] {
+            if *slot == EMPTY || *slot == TOMBSTONE {
+                continue;
+            }
+            let key = self.key(!*slot);
+            let at = self
+                .position(&self.table, self.hash(key), key)
+                .expect_err("unique keys");
+            self.table[at] = *slot;
+            // Lookups still search the draining table: it must not find
+            // the handle there once it may be removed from here.
+            *slot = TOMBSTONE;
+            moved += 1;
+        }
+        draining.next = end;
+        if end < draining.table.len() {
+            self.draining = Some(draining);
+        }
+        stats::COUPON_REHASH_MAX_MOVED.raise_to(moved);
+        #[cfg(test)]
+        {
+            self.moved_by_last_operation = moved as usize;
         }
     }
 
@@ -246,7 +355,7 @@ impl Interned {
                     (self.boxed.len() - 1) as u32
                 }
             };
-            return (BOXED as u32) << CLASS_SHIFT | index;
+            return Self::handle_of(BOXED, index);
         }
         let size = slot_size(class);
         if self.classes.is_empty() {
@@ -267,12 +376,20 @@ impl Interned {
             slots.used - 1
         };
         slots.live += 1;
-        assert!(index <= SLOT_MASK, "too many strings of one size");
-        let handle = (class as u32) << CLASS_SHIFT | index;
+        let handle = Self::handle_of(class, index);
         let slot = self.slot_mut(handle);
         slot[..8].copy_from_slice(&payload.to_le_bytes());
         slot[8] = key.len() as u8;
         slot[HEADER..HEADER + key.len()].copy_from_slice(key);
+        handle
+    }
+
+    /// The handle of slot `index` of `class`: the last two of the boxed
+    /// class are never made, their inverses are EMPTY and TOMBSTONE.
+    fn handle_of(class: usize, index: u32) -> Handle {
+        assert!(index <= SLOT_MASK, "too many strings of one size");
+        let handle = (class as u32) << CLASS_SHIFT | index;
+        assert!(!handle > TOMBSTONE, "too many long strings");
         handle
     }
 
@@ -298,10 +415,12 @@ impl Interned {
     /// Every kept string's handle, in no particular order.
     #[cfg(test)]
     fn handles(&self) -> impl Iterator<Item = Handle> + '_ {
+        let draining = self.draining.iter().flat_map(|d| d.table.iter());
         self.table
             .iter()
-            .copied()
-            .filter(|&h| h != EMPTY && h != TOMBSTONE)
+            .chain(draining)
+            .filter(|&&slot| slot != EMPTY && slot != TOMBSTONE)
+            .map(|&slot| !slot)
     }
 
     /// Heap bytes, for MEMORY USAGE: O(1) but for the classes' page lists.
@@ -318,13 +437,17 @@ impl Interned {
         pages
             + vec_bytes::<SlotClass>(self.classes.capacity())
             + vec_bytes::<u32>(self.table.capacity())
+            + self
+                .draining
+                .as_ref()
+                .map_or(0, |d| vec_bytes::<u32>(d.table.capacity()))
             + vec_bytes::<Option<(u64, Box<[u8]>)>>(self.boxed.capacity())
             + vec_bytes::<u32>(self.boxed_free.capacity())
             + self.boxed_bytes
     }
 
     /// Shows every buffer to `mover`: the classes and their pages, the
-    /// long strings, the table.
+    /// long strings, the tables.
     pub fn defrag(&mut self, mover: &mut Mover) {
         mover.vec(&mut self.classes);
         for class in &mut self.classes {
@@ -339,12 +462,15 @@ impl Interned {
         }
         mover.vec(&mut self.boxed_free);
         mover.vec(&mut self.table);
+        if let Some(draining) = &mut self.draining {
+            mover.vec(&mut draining.table);
+        }
     }
 
     /// Allocations, for the lazyfree decision.
     pub fn allocations(&self) -> usize {
         let pages: usize = self.classes.iter().map(|c| c.pages.len()).sum();
-        pages + self.boxed.len() - self.boxed_free.len() + 2
+        pages + self.boxed.len() - self.boxed_free.len() + 2 + self.draining.is_some() as usize
     }
 }
 
@@ -384,7 +510,8 @@ mod tests {
                 }
                 None => {
                     assert_eq!(kept.find(&key), None);
-                    let handle = kept.insert(&key, round);
+                    let (handle, new) = kept.find_or_insert(&key, round);
+                    assert!(new);
                     plain.insert(key, (handle, round));
                 }
             }
@@ -408,6 +535,40 @@ mod tests {
         }
         assert!(kept.is_empty());
         assert_eq!(kept.heap_bytes(), 0);
+    }
+
+    /// Growing the table moves a few entries per operation, never the
+    /// whole table in one (the table that held a million strings took
+    /// 917,504 moves in one insert), and every string stays found while
+    /// both tables are kept.
+    #[test]
+    fn no_operation_moves_more_than_a_few_entries() {
+        let mut kept = Interned::default();
+        let mut most = 0;
+        let mut grew = 0;
+        for n in 0..1_000_000u64 {
+            let key = n.to_le_bytes();
+            kept.find_or_insert(&key, n);
+            most = most.max(kept.moved_by_last_operation);
+            if n % 9_973 == 0 {
+                assert_eq!(kept.find(&key).map(|h| kept.payload(h)), Some(n));
+            }
+            if n % 3 == 0 {
+                // Removes move entries too, and may meet either table.
+                let earlier = (n / 2).to_le_bytes();
+                if let Some(handle) = kept.find(&earlier) {
+                    kept.remove(handle);
+                    most = most.max(kept.moved_by_last_operation);
+                }
+            }
+            grew += kept.draining.is_some() as usize;
+        }
+        assert!(grew > 0, "the table grew while strings came in");
+        assert!(
+            most <= MOVES_PER_OPERATION,
+            "one operation moved {most} entries"
+        );
+        assert_eq!(kept.handles().count(), kept.len());
     }
 
     #[test]

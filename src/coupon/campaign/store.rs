@@ -338,6 +338,11 @@ impl Campaign {
             .map(|handle| self.requests.payload(handle))
     }
 
+    /// Request ids kept: one per stored claim that has one.
+    pub fn request_id_count(&self) -> usize {
+        self.requests.len()
+    }
+
     /// Holds expired at `now` and not reclaimed, the oldest first.
     pub fn expired_holds(&self, now: i64) -> impl Iterator<Item = u64> + '_ {
         self.holds
@@ -471,26 +476,24 @@ impl Campaign {
         if expires_at_ms.is_none() {
             self.check_room_to_confirm(user)?;
         }
-        let previous = request_id.and_then(|id| self.requests.find(id));
-        if let Some(handle) = previous {
-            let owner = self.requests.payload(handle);
-            if self.claims.get(owner).map(|c| c.expires_at_ms) == Some(CONFIRMED) {
-                return Err("a confirmed claim's request id is reused");
-            }
-        }
-        // Checked; from here on nothing fails.
-        let request = match (request_id, previous) {
-            (Some(_), Some(handle)) => {
-                // A held owner has expired (the primary decided so): it
-                // gives the id up.
+        // The last check: a new id is kept at once (one search), a known
+        // one changes nothing unless it may pass to this claim.
+        let request = match request_id.map(|id| self.requests.find_or_insert(id, claim)) {
+            None => NO_REQUEST,
+            Some((handle, true)) => handle,
+            Some((handle, false)) => {
                 let owner = self.requests.payload(handle);
+                if self.claims.get(owner).map(|c| c.expires_at_ms) == Some(CONFIRMED) {
+                    return Err("a confirmed claim's request id is reused");
+                }
+                // Checked. A held owner has expired (the primary decided
+                // so): it gives the id up.
                 self.claims.set_request(owner, NO_REQUEST);
                 self.requests.set_payload(handle, claim);
                 handle
             }
-            (Some(id), None) => self.requests.insert(id, claim),
-            (None, _) => NO_REQUEST,
         };
+        // From here on nothing fails.
         let expires_at_ms = expires_at_ms.unwrap_or(CONFIRMED);
         let stored = Stored {
             number: claim,
@@ -498,14 +501,14 @@ impl Campaign {
             user: 0,
             request,
         };
-        let handle = match self.users.find(user) {
-            None => {
+        let handle = match self.users.find_or_insert(user, claim) {
+            (handle, true) => {
                 if expires_at_ms == CONFIRMED {
                     self.count_user_confirmed(0, 1);
                 }
-                self.users.insert(user, claim)
+                handle
             }
-            Some(handle) => {
+            (handle, false) => {
                 let before = self.user_confirmed(handle);
                 let payload = self.users.payload(handle);
                 let index = match self.tree(payload) {

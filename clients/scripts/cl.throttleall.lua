@@ -1,0 +1,71 @@
+-- CL.THROTTLEALL numkeys key max_burst count period [key max_burst count period ...] [QUANTITY n]
+-- ARGV: numkeys, then each limiter's max_burst count period, then options.
+local command = 'cl.throttleall'
+if 1 + #KEYS + #ARGV < 6 then return wrong_arity(command) end
+local now = now_ns()
+local n, e = positive_arg(ARGV[1], 'numkeys')
+if e then return e end
+if int_cmp(n, '16') > 0 then return err('ERR numkeys must be at most 16') end
+n = tonumber(n)
+if #KEYS < n or #ARGV - 1 < 3 * n then
+  return err('ERR numkeys is ' .. n .. ', but fewer than ' .. n .. ' limiters (key max_burst count period) follow')
+end
+local limits = {}
+for i = 1, n do
+  for j = 1, i - 1 do
+    if KEYS[j] == KEYS[i] then return err('ERR key is given more than once') end
+  end
+  local at = 2 + 3 * (i - 1)
+  limits[i], e = limit_args(ARGV[at], ARGV[at + 1], ARGV[at + 2])
+  if e then return e end
+  -- Overflows of the group's own arguments, before QUANTITY's.
+  _, e = gcra_rate(limits[i], '0')
+  if e then return e end
+end
+local quantity = '1'
+e = walk_options(2 + 3 * n, {'QUANTITY'}, {}, n + 1, function(_, value)
+  local q, bad = non_negative_arg(value, 'quantity')
+  if bad then return bad end
+  quantity = q
+end)
+if e then return e end
+local rates, tats = {}, {}
+for i = 1, n do
+  rates[i], e = gcra_rate(limits[i], quantity)
+  if e then return e end
+end
+for i = 1, n do
+  tats[i], e = read_integer(KEYS[i])
+  if e then return e end
+end
+local cells, limited = {}, false
+for i = 1, n do
+  cells[i], e = gcra_decide(tats[i], now, rates[i])
+  if e then return e end
+  limited = limited or cells[i].limited
+end
+local retry = '-1'
+if limited then
+  local never = false
+  for i = 1, n do
+    if cells[i].limited then
+      if cells[i].retry == '-1' then never = true
+      elseif retry == '-1' or int_cmp(cells[i].retry, retry) > 0 then retry = cells[i].retry end
+    end
+  end
+  if never then retry = '-1' end
+  for i = 1, n do
+    if not cells[i].limited then
+      local peek = {limit = rates[i].limit, emission = rates[i].emission, tolerance = rates[i].tolerance, increment = '0'}
+      cells[i], e = gcra_decide(tats[i], now, peek)
+      if e then return e end
+    end
+  end
+else
+  for i = 1, n do
+    if cells[i].tat then redis.call('SET', KEYS[i], cells[i].tat, 'PXAT', cells[i].expires_at_ms) end
+  end
+end
+local reply = {limited and 1 or 0, reply_int(retry)}
+for i = 1, n do reply[#reply + 1] = gcra_reply(cells[i]) end
+return reply

@@ -1,0 +1,27 @@
+-- MON.DECRCLAMP key amount [ALERT stream [MAXLEN n]]
+local command = 'mon.decrclamp'
+if 1 + #KEYS + #ARGV < 3 then return wrong_arity(command) end
+-- A token after amount that is no option name is an argument too many.
+local next_token = ARGV[2] and string.upper(ARGV[2])
+if next_token and next_token ~= 'ALERT' and next_token ~= 'MAXLEN' then return wrong_arity(command) end
+local amount, e = positive_arg(ARGV[1], 'amount')
+if e then return e end
+local alert
+alert, _, e = alert_options(2, {'ALERT', 'MAXLEN'})
+if e then return e end
+e = alert_check(alert)
+if e then return e end
+local current
+current, e = read_integer(KEYS[1])
+if e then return e end
+if current == nil or int_cmp(current, '0') <= 0 then return 0 end
+local value, lost = '0', '0'
+if int_cmp(amount, current) > 0 then
+  lost = int_sub(amount, current)
+  e = alert_append(alert, {'key', KEYS[1], 'clamped', lost, 'current', '0'})
+  if e then return e end
+else
+  value = int_sub(current, amount)
+end
+redis.call('SET', KEYS[1], value, 'KEEPTTL')
+return reply_int(value)

@@ -1,0 +1,430 @@
+-- What every command's script shares; the packages send it in front of
+-- each script (prelude .. script is what SCRIPT LOAD gets).
+--
+-- Lua's numbers are doubles, exact to 2^53 only, and the module's
+-- integers are 64-bit: integers are kept as canonical decimal strings and
+-- computed on exactly (`int_*`); a Lua number is made of one only where
+-- it is known to be small, and for a reply.
+
+-- Discarded results.
+local _
+
+local INT_MAX = '9223372036854775807'
+local INT_MIN = '-9223372036854775808'
+
+local function err(text)
+  return redis.error_reply(text)
+end
+
+local function wrong_arity(command)
+  return err("ERR wrong number of arguments for '" .. command .. "' command")
+end
+
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local NOT_INTEGER = 'ERR value is not an integer or out of range'
+
+-- Magnitudes: decimal strings of digits, no leading zeros ('0' for zero).
+local function mag_cmp(a, b)
+  if #a ~= #b then return #a < #b and -1 or 1 end
+  if a == b then return 0 end
+  return a < b and -1 or 1
+end
+
+local function mag_add(a, b)
+  local out, carry, i, j = {}, 0, #a, #b
+  while i > 0 or j > 0 or carry > 0 do
+    local d = carry + (i > 0 and a:byte(i) - 48 or 0) + (j > 0 and b:byte(j) - 48 or 0)
+    out[#out + 1] = d % 10
+    carry = d >= 10 and 1 or 0
+    i, j = i - 1, j - 1
+  end
+  local text = string.reverse(table.concat(out))
+  return (text:gsub("^0+(%d)", "%1"))
+end
+
+-- a - b for a >= b.
+local function mag_sub(a, b)
+  local out, borrow, i, j = {}, 0, #a, #b
+  while i > 0 do
+    local d = (a:byte(i) - 48) - borrow - (j > 0 and b:byte(j) - 48 or 0)
+    borrow = d < 0 and 1 or 0
+    out[#out + 1] = d % 10
+    i, j = i - 1, j - 1
+  end
+  local text = string.reverse(table.concat(out))
+  return (text:gsub('^0+(%d)', '%1'))
+end
+
+local function mag_mul(a, b)
+  local digits = {}
+  for i = 1, #a + #b do digits[i] = 0 end
+  for i = #a, 1, -1 do
+    local x = a:byte(i) - 48
+    for j = #b, 1, -1 do
+      local at = (#a - i) + (#b - j) + 1
+      digits[at] = digits[at] + x * (b:byte(j) - 48)
+    end
+  end
+  local carry = 0
+  for i = 1, #digits do
+    local d = digits[i] + carry
+    digits[i] = d % 10
+    carry = math.floor(d / 10)
+  end
+  local text = string.reverse(table.concat(digits))
+  return (text:gsub('^0+(%d)', '%1'))
+end
+
+-- (floor(a / b), a mod b) for b > 0, by long division.
+local function mag_divmod(a, b)
+  local quotient, rest = {}, '0'
+  for i = 1, #a do
+    rest = (rest == '0' and '' or rest) .. a:sub(i, i)
+    rest = (rest:gsub('^0+(%d)', '%1'))
+    local q = 0
+    while mag_cmp(rest, b) >= 0 do
+      rest = mag_sub(rest, b)
+      q = q + 1
+    end
+    quotient[#quotient + 1] = q
+  end
+  local text = table.concat(quotient)
+  return (text:gsub('^0+(%d)', '%1')), rest
+end
+
+-- Signed integers: a magnitude with an optional '-' ('0' has none).
+local function split(x)
+  if x:byte(1) == 45 then return true, x:sub(2) end
+  return false, x
+end
+
+local function join(negative, m)
+  if m == '0' or not negative then return m end
+  return '-' .. m
+end
+
+local function int_cmp(a, b)
+  local na, ma = split(a)
+  local nb, mb = split(b)
+  if na ~= nb then return na and -1 or 1 end
+  local c = mag_cmp(ma, mb)
+  return na and -c or c
+end
+
+local function int_add(a, b)
+  local na, ma = split(a)
+  local nb, mb = split(b)
+  if na == nb then return join(na, mag_add(ma, mb)) end
+  if mag_cmp(ma, mb) >= 0 then return join(na, mag_sub(ma, mb)) end
+  return join(nb, mag_sub(mb, ma))
+end
+
+local function int_neg(a)
+  local n, m = split(a)
+  return join(not n, m)
+end
+
+local function int_sub(a, b)
+  return int_add(a, int_neg(b))
+end
+
+local function int_mul(a, b)
+  local na, ma = split(a)
+  local nb, mb = split(b)
+  return join(na ~= nb, mag_mul(ma, mb))
+end
+
+-- floor(a / b) and a - b * floor(a / b), for b > 0.
+local function int_floordiv(a, b)
+  local na, ma = split(a)
+  local q, r = mag_divmod(ma, b)
+  if not na then return q, r end
+  if r == '0' then return join(true, q), '0' end
+  return join(true, mag_add(q, '1')), mag_sub(b, r)
+end
+
+local function int_fits(x)
+  return int_cmp(x, INT_MIN) >= 0 and int_cmp(x, INT_MAX) <= 0
+end
+
+-- An integer as INCRBY reads one: signed 64-bit decimal, no sign '+', no
+-- leading zeros, no '-0', no spaces; its canonical string, or nil.
+local function parse_int(text)
+  if not (text:match('^%-?[1-9]%d*$') or text == '0') then return nil end
+  if #text > 20 or not int_fits(text) then return nil end
+  return text
+end
+
+local function integer_arg(text, name)
+  local n = parse_int(text)
+  if n == nil then return nil, err('ERR ' .. name .. ' is not an integer or out of range') end
+  return n
+end
+
+local function positive_arg(text, name)
+  local n, e = integer_arg(text, name)
+  if e then return nil, e end
+  if int_cmp(n, '0') <= 0 then return nil, err('ERR ' .. name .. ' must be a positive integer') end
+  return n
+end
+
+local function non_negative_arg(text, name)
+  local n, e = integer_arg(text, name)
+  if e then return nil, e end
+  if int_cmp(n, '0') < 0 then return nil, err('ERR ' .. name .. ' must not be negative') end
+  return n
+end
+
+-- The server's clock in ns (a string; TIME gives microseconds), read
+-- once per call.
+local function now_ns()
+  local t = redis.call('TIME')
+  return int_add(int_mul(t[1], '1000000000'), int_mul(t[2], '1000'))
+end
+
+-- The same reading in ms.
+local function now_ms()
+  return (int_floordiv(now_ns(), '1000000'))
+end
+
+-- The end of `seconds` from `now` (ms), or nil where EXPIRE would refuse
+-- it as overflowing.
+local function span_end_ms(now, seconds)
+  local ms = int_mul(seconds, '1000')
+  if not int_fits(ms) then return nil end
+  local at = int_add(now, ms)
+  if not int_fits(at) then return nil end
+  return at
+end
+
+local function seconds_from(text, name, now, command)
+  local seconds, e = positive_arg(text, name)
+  if e then return nil, e end
+  local at = span_end_ms(now, seconds)
+  if at == nil then
+    return nil, err("ERR invalid expire time in '" .. command .. "' command: " .. name .. ' is too large')
+  end
+  return at
+end
+
+-- The integer a string key holds (a string), nil for a missing key, or an
+-- error reply (another type, not an integer).
+local function read_integer(key)
+  local kind = redis.call('TYPE', key)['ok']
+  if kind == 'none' then return nil end
+  if kind ~= 'string' then return nil, err(WRONGTYPE) end
+  local n = parse_int(redis.call('GET', key))
+  if n == nil then return nil, err(NOT_INTEGER) end
+  return n
+end
+
+-- Options `NAME value` from ARGV[from] on (names case-insensitive, once
+-- each). `names` lists them; a name in `key_options` takes its value from
+-- KEYS (the next one, from KEYS[key_from]) since ARGV leaves keys out.
+-- `each(name, value)` may return an error reply. Returns an error reply or
+-- nil.
+local function walk_options(from, names, key_options, key_from, each)
+  local seen, i, k = {}, from, key_from
+  while i <= #ARGV do
+    local given = ARGV[i]
+    local name = nil
+    for _, known in ipairs(names) do
+      if string.upper(given) == known then name = known end
+    end
+    if name == nil then return err("ERR unknown option '" .. given .. "'") end
+    if seen[name] then return err('ERR option ' .. name .. ' is given more than once') end
+    seen[name] = true
+    local value
+    if key_options[name] then
+      value = KEYS[k]
+      k = k + 1
+      i = i + 1
+    else
+      value = ARGV[i + 1]
+      i = i + 2
+    end
+    if value == nil then return err('ERR option ' .. name .. ' needs a value') end
+    local e = each(name, value)
+    if e then return e end
+  end
+  return nil
+end
+
+-- An integer for the reply. Lua turns a number into an integer reply
+-- through a double, exact to 2^53 only: past that the exact decimal goes
+-- as a bulk string, which the packages read as the integer it is.
+local function reply_int(n)
+  local _, m = split(n)
+  if mag_cmp(m, '9007199254740992') > 0 then return n end
+  return tonumber(n)
+end
+
+local OVERFLOW = 'ERR increment or decrement would overflow'
+
+-- The options from ARGV[from] on, among `names`: ALERT (its stream is
+-- KEYS[2], never the counter KEYS[1]), MAXLEN (only with ALERT) and a
+-- command's own. Returns the alert ({stream, maxlen} or nil), the own
+-- options' values by name, or an error reply last.
+local function alert_options(from, names)
+  local alert, values = {}, {}
+  local e = walk_options(from, names, {ALERT = true}, 2, function(name, value)
+    if name == 'ALERT' then
+      if value == KEYS[1] then return err("ERR alert stream must not be the counter's key") end
+      alert.stream = value
+    elseif name == 'MAXLEN' then
+      local n, bad = positive_arg(value, 'maxlen')
+      if bad then return bad end
+      alert.maxlen = n
+    else
+      values[name] = value
+    end
+  end)
+  if e then return nil, nil, e end
+  if alert.stream == nil then
+    if alert.maxlen ~= nil then return nil, nil, err('ERR option MAXLEN is only valid with ALERT') end
+    alert = nil
+  end
+  return alert, values
+end
+
+-- The MON commands' tail from ARGV[from]: thresholds, then the options
+-- (the first option name after the first threshold starts them): ALERT,
+-- MAXLEN and the command's `own`. Returns the thresholds (strings), the
+-- alert ({stream, maxlen} or nil), the own options' values by name, or an
+-- error reply last.
+local function mon_tail(from, own)
+  local names = {'ALERT', 'MAXLEN'}
+  for _, name in ipairs(own) do names[#names + 1] = name end
+  local options_at = #ARGV + 1
+  for i = from + 1, #ARGV do
+    local token = ARGV[i]
+    if token:match('^%a') then
+      for _, name in ipairs(names) do
+        if string.upper(token) == name and options_at > i then options_at = i end
+      end
+    end
+  end
+  if options_at - from > 32 then return nil, nil, nil, err('ERR too many threshold values (at most 32)') end
+  local thresholds = {}
+  for i = from, options_at - 1 do
+    local position = i - from + 1
+    local t, e = positive_arg(ARGV[i], 'threshold #' .. position)
+    if e then return nil, nil, nil, e end
+    if position > 1 and int_cmp(t, thresholds[position - 1]) <= 0 then
+      return nil, nil, nil, err('ERR threshold #' .. position .. ' must be greater than #' .. (position - 1)
+        .. ': threshold values must be strictly increasing')
+    end
+    thresholds[position] = t
+  end
+  local alert, values, e = alert_options(options_at, names)
+  if e then return nil, nil, nil, e end
+  return thresholds, alert, values
+end
+
+-- The stream of an alert is a stream or nothing, checked before the
+-- counter is read.
+local function alert_check(alert)
+  if alert == nil then return nil end
+  local kind = redis.call('TYPE', alert.stream)['ok']
+  if kind ~= 'none' and kind ~= 'stream' then return err(WRONGTYPE) end
+  return nil
+end
+
+-- The 1-based index of the highest threshold t with prev < t <= current,
+-- or 0.
+local function crossing_level(prev, current, thresholds)
+  local level = 0
+  for i, t in ipairs(thresholds) do
+    if int_cmp(prev, t) < 0 and int_cmp(t, current) <= 0 then level = i end
+  end
+  return level
+end
+
+-- Appends an entry of `fields` to the alert's stream; an error reply if
+-- the server refuses the XADD (nothing is written then).
+local function alert_append(alert, fields)
+  if alert == nil then return nil end
+  local xadd = {'XADD', alert.stream}
+  if alert.maxlen then
+    xadd[#xadd + 1] = 'MAXLEN'
+    xadd[#xadd + 1] = '~'
+    xadd[#xadd + 1] = alert.maxlen
+  end
+  xadd[#xadd + 1] = '*'
+  for _, f in ipairs(fields) do xadd[#xadd + 1] = f end
+  local added = redis.pcall(unpack(xadd))
+  if type(added) == 'table' and added.err then return added end
+  return nil
+end
+
+-- CL.THROTTLE's GCRA, over 64-bit nanoseconds (see src/throttle/gcra.rs,
+-- whose rules these follow step by step).
+
+-- A limiter's `max_burst count period`, checked in that order.
+local function limit_args(max_burst, count, period)
+  local limit, e = {}, nil
+  limit.max_burst, e = non_negative_arg(max_burst, 'max_burst')
+  if e then return nil, e end
+  limit.count, e = positive_arg(count, 'count')
+  if e then return nil, e end
+  limit.period, e = positive_arg(period, 'period')
+  if e then return nil, e end
+  return limit
+end
+
+-- The limiter asked for `quantity`: its limit, emission interval,
+-- tolerance and increment in ns, or an error naming the argument whose
+-- product overflows.
+local function gcra_rate(limit, quantity)
+  local function too_large(name, why) return err('ERR ' .. name .. ' is too large: ' .. why) end
+  local period_ns = int_mul(limit.period, '1000000000')
+  if not int_fits(period_ns) then return nil, too_large('period', 'it overflows in nanoseconds') end
+  local emission = int_floordiv(period_ns, limit.count)
+  if emission == '0' then return nil, too_large('count', 'period / count rounds to 0 nanoseconds') end
+  local size = int_add(limit.max_burst, '1')
+  if not int_fits(size) then return nil, too_large('max_burst', 'max_burst + 1 overflows') end
+  local tolerance = int_mul(emission, size)
+  if not int_fits(tolerance) then return nil, too_large('max_burst', 'the burst overflows in nanoseconds') end
+  local increment = int_mul(emission, quantity)
+  if not int_fits(increment) then return nil, too_large('quantity', 'it overflows in nanoseconds') end
+  return {limit = size, emission = emission, tolerance = tolerance, increment = increment}
+end
+
+-- ceil(ns / unit) for ns >= 0.
+local function ceil_div(ns, unit)
+  local q, r = int_floordiv(ns, unit)
+  if r ~= '0' then q = int_add(q, '1') end
+  return q
+end
+
+-- A request at `now` (ns) against the stored arrival time `tat` (nil: no
+-- key): {limited, limit, remaining, retry, reset, tat, expires_at_ms}
+-- (tat nil: nothing to store), or an error reply.
+local function gcra_decide(tat, now, rate)
+  if tat == nil or int_cmp(tat, now) < 0 then tat = now end
+  local new_tat = int_add(tat, rate.increment)
+  local allow_at = int_sub(new_tat, rate.tolerance)
+  local d = {limit = rate.limit, retry = '-1'}
+  local ttl
+  if int_cmp(allow_at, now) > 0 then
+    d.limited = true
+    if int_cmp(rate.increment, rate.tolerance) <= 0 then d.retry = ceil_div(int_sub(allow_at, now), '1000000000') end
+    ttl = int_sub(tat, now)
+  else
+    d.limited = false
+    ttl = int_sub(new_tat, now)
+  end
+  if not d.limited and int_cmp(rate.increment, '0') > 0 then
+    if not int_fits(new_tat) then return nil, err('ERR quantity is too large: the arrival time would overflow') end
+    d.tat = new_tat
+    d.expires_at_ms = ceil_div(new_tat, '1000000')
+  end
+  local room = int_sub(rate.tolerance, ttl)
+  d.remaining = int_cmp(room, '0') > 0 and (int_floordiv(room, rate.emission)) or '0'
+  d.reset = ceil_div(ttl, '1000000000')
+  return d
+end
+
+local function gcra_reply(d)
+  return {d.limited and 1 or 0, reply_int(d.limit), reply_int(d.remaining), reply_int(d.retry), reply_int(d.reset)}
+end
