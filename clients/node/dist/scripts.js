@@ -7,7 +7,8 @@ exports.isNoScript = isNoScript;
 exports.isUnknownCommand = isUnknownCommand;
 /**
  * The scripts backend's side of a call: each command's Lua script
- * (`<command>.lua`, one copy in the repository's clients/scripts), and a
+ * (`prelude.lua` then `<command>.lua`, one copy in the repository's
+ * clients/scripts), and a
  * described call turned into its `EVALSHA` (KEYS: the command's keys in
  * order; ARGV: its other arguments in order) or its script's `SCRIPT LOAD`.
  */
@@ -23,6 +24,7 @@ const packageRoot = path.join(__dirname, "..");
 const folder = [path.join(packageRoot, "scripts"), path.join(packageRoot, "..", "scripts")].find((dir) => (0, node_fs_1.existsSync)(dir));
 /** Each script as first read: a process reads a file once. */
 const scripts = new Map();
+let prelude;
 /** The script of command `name` (e.g. `MON.INCRCHECK`); throws when the package has none. */
 function scriptOf(name) {
     const command = name.toLowerCase();
@@ -32,7 +34,9 @@ function scriptOf(name) {
         if (file === undefined || !(0, node_fs_1.existsSync)(file)) {
             throw new Error(`redis-guard: no script for ${name.toUpperCase()} (looked for ${file ?? `${command}.lua beside the package`})`);
         }
-        const source = (0, node_fs_1.readFileSync)(file, "utf8");
+        prelude ?? (prelude = (0, node_fs_1.readFileSync)(path.join(folder, "prelude.lua"), "utf8"));
+        // What the server runs: the shared prelude, then the command's own part.
+        const source = prelude + (0, node_fs_1.readFileSync)(file, "utf8");
         script = { source, sha: (0, node_crypto_1.createHash)("sha1").update(source).digest("hex") };
         scripts.set(command, script);
     }

@@ -1,6 +1,7 @@
 /**
  * The scripts backend's side of a call: each command's Lua script
- * (`<command>.lua`, one copy in the repository's clients/scripts), and a
+ * (`prelude.lua` then `<command>.lua`, one copy in the repository's
+ * clients/scripts), and a
  * described call turned into its `EVALSHA` (KEYS: the command's keys in
  * order; ARGV: its other arguments in order) or its script's `SCRIPT LOAD`.
  */
@@ -24,6 +25,7 @@ const folder = [path.join(packageRoot, "scripts"), path.join(packageRoot, "..", 
 
 /** Each script as first read: a process reads a file once. */
 const scripts = new Map<string, Script>();
+let prelude: string | undefined;
 
 /** The script of command `name` (e.g. `MON.INCRCHECK`); throws when the package has none. */
 export function scriptOf(name: string): Script {
@@ -34,7 +36,9 @@ export function scriptOf(name: string): Script {
     if (file === undefined || !existsSync(file)) {
       throw new Error(`redis-guard: no script for ${name.toUpperCase()} (looked for ${file ?? `${command}.lua beside the package`})`);
     }
-    const source = readFileSync(file, "utf8");
+    prelude ??= readFileSync(path.join(folder!, "prelude.lua"), "utf8");
+    // What the server runs: the shared prelude, then the command's own part.
+    const source = prelude + readFileSync(file, "utf8");
     script = { source, sha: createHash("sha1").update(source).digest("hex") };
     scripts.set(command, script);
   }

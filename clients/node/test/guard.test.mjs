@@ -18,13 +18,14 @@ const N = 4;
 
 // ---------------------------------------------------------------- scripts
 
-/** The scripts in the repository (clients/scripts), by command in lower case. */
+/** The scripts in the repository (clients/scripts), by command in lower case: the prelude, then the command's file. */
 const scriptsFolder = new URL("../../scripts/", import.meta.url);
+const read = (file) => readFileSync(new URL(file, scriptsFolder), "utf8");
 const scripts = new Map(
   readdirSync(scriptsFolder)
-    .filter((file) => file.endsWith(".lua"))
+    .filter((file) => file.endsWith(".lua") && file !== "prelude.lua")
     .map((file) => {
-      const source = readFileSync(new URL(file, scriptsFolder), "utf8");
+      const source = read("prelude.lua") + read(file);
       return [file.slice(0, -4), { source, sha: createHash("sha1").update(source).digest("hex") }];
     }),
 );
