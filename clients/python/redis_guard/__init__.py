@@ -8,7 +8,7 @@ clients, routed straight to the key's node in a cluster.
 Check(current=1, level=0)
 """
 
-from .guard import AsyncGuard, AsyncPipeline, Guard, Pipeline
+from .guard import AsyncGuard, AsyncPipeline, Backend, Guard, Pipeline
 from .results import ALREADY_WON, SOLD_OUT, Cart, Check, Claim, Reservation, Throttle, ThrottleAll
 
 __version__ = "0.4.0"
@@ -18,6 +18,7 @@ __all__ = [
     "SOLD_OUT",
     "AsyncGuard",
     "AsyncPipeline",
+    "Backend",
     "Cart",
     "Check",
     "Claim",

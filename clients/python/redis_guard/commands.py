@@ -26,11 +26,21 @@ Limit = Tuple[EncodableT, int, int, int]
 @dataclass(frozen=True)
 class Call(Generic[T]):
     """One command ready to send: its words, the key whose slot serves it
-    (None: any node may), and what turns its reply into a value."""
+    (None: any node may), what turns its reply into a value, and where
+    the command's keys are among its words (the scripts backend passes
+    them as KEYS)."""
 
     words: Tuple[EncodableT, ...]
     key: Optional[EncodableT]
     parse: Callable[[Any], T]
+    key_indexes: Tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Key:
+    """A word of a call that is one of the command's keys."""
+
+    name: EncodableT
 
 
 def _word(value: Union[EncodableT, int]) -> EncodableT:
@@ -42,26 +52,35 @@ def _word(value: Union[EncodableT, int]) -> EncodableT:
     raise TypeError(f"expected str, bytes or int, got {type(value).__name__}")
 
 
-def _call(parse: Callable[[Any], T], key: Optional[EncodableT], *words: Union[EncodableT, int]) -> Call[T]:
-    return Call(tuple(_word(word) for word in words), key, parse)
+Word = Union[EncodableT, int, _Key]
 
 
-def _option(name: str, value: Optional[Union[EncodableT, int]]) -> List[Union[EncodableT, int]]:
+def _call(parse: Callable[[Any], T], key: Optional[EncodableT], *words: Word) -> Call[T]:
+    plain = tuple(_word(word.name if isinstance(word, _Key) else word) for word in words)
+    keys = tuple(i for i, word in enumerate(words) if isinstance(word, _Key))
+    return Call(plain, key, parse, keys)
+
+
+def _option(name: str, value: Optional[Union[EncodableT, int]]) -> List[Word]:
     return [] if value is None else [name, value]
 
 
-def _thresholds(thresholds: Thresholds) -> List[Union[EncodableT, int]]:
+def _key_option(name: str, value: Optional[EncodableT]) -> List[Word]:
+    return [] if value is None else [name, _Key(value)]
+
+
+def _thresholds(thresholds: Thresholds) -> List[Word]:
     if isinstance(thresholds, (str, bytes)):
         # A string is iterable too: "15" would send thresholds 1 and 5.
         raise TypeError("thresholds: an int or a sequence of ints, not a string")
     return [thresholds] if isinstance(thresholds, int) else list(thresholds)
 
 
-def _alert(alert: Optional[EncodableT], maxlen: Optional[int]) -> List[Union[EncodableT, int]]:
-    return _option("ALERT", alert) + _option("MAXLEN", maxlen)
+def _alert(alert: Optional[EncodableT], maxlen: Optional[int]) -> List[Word]:
+    return _key_option("ALERT", alert) + _option("MAXLEN", maxlen)
 
 
-def _quantity(name: Optional[str], quantity: int) -> List[Union[EncodableT, int]]:
+def _quantity(name: Optional[str], quantity: int) -> List[Word]:
     _word(quantity)  # True is no quantity, though True == 1
     # 1 is the server's default: not sent, as an option left out.
     if quantity == 1:
@@ -81,7 +100,7 @@ def incrcheck(
     """MON.INCRCHECK: add ``increment`` to the counter of a fixed window of
     ``window`` seconds; the level of the first threshold crossed."""
     return _call(
-        results.check, key, "MON.INCRCHECK", key, increment, window,
+        results.check, key, "MON.INCRCHECK", _Key(key), increment, window,
         *_thresholds(thresholds), *_alert(alert, maxlen),
     )
 
@@ -98,7 +117,7 @@ def slidecheck(
 ) -> Call[Check]:
     """MON.SLIDECHECK: the same check over a sliding window of ``buckets``."""
     return _call(
-        results.check, key, "MON.SLIDECHECK", key, increment, window,
+        results.check, key, "MON.SLIDECHECK", _Key(key), increment, window,
         *_thresholds(thresholds), *_option("BUCKETS", buckets), *_alert(alert, maxlen),
     )
 
@@ -115,7 +134,7 @@ def distinct(
     """MON.DISTINCT: distinct members seen in the last ``window`` seconds
     (``current``) and the threshold that count crossed."""
     return _call(
-        results.check, key, "MON.DISTINCT", key, member, window,
+        results.check, key, "MON.DISTINCT", _Key(key), member, window,
         *_thresholds(thresholds), *_alert(alert, maxlen),
     )
 
@@ -128,24 +147,24 @@ def decrclamp(
     maxlen: Optional[int] = None,
 ) -> Call[int]:
     """MON.DECRCLAMP: subtract ``amount``, never below 0; the new value."""
-    return _call(results.integer, key, "MON.DECRCLAMP", key, amount, *_alert(alert, maxlen))
+    return _call(results.integer, key, "MON.DECRCLAMP", _Key(key), amount, *_alert(alert, maxlen))
 
 
 def issue(key: EncodableT, user: EncodableT, limit: int, *, ledger: Optional[EncodableT] = None) -> Call[int]:
     """COUPON.ISSUE: the winner's rank (a campaign: the claim number), or
     ALREADY_WON, or SOLD_OUT. ``ledger``: the campaign's ledger stream."""
-    return _call(results.integer, key, "COUPON.ISSUE", key, user, limit, *_option("LEDGER", ledger))
+    return _call(results.integer, key, "COUPON.ISSUE", _Key(key), user, limit, *_key_option("LEDGER", ledger))
 
 
 def revoke(key: EncodableT, user: EncodableT, *, ledger: Optional[EncodableT] = None) -> Call[int]:
     """COUPON.REVOKE: how many coupons (claims) of ``user`` were taken back."""
-    return _call(results.integer, key, "COUPON.REVOKE", key, user, *_option("LEDGER", ledger))
+    return _call(results.integer, key, "COUPON.REVOKE", _Key(key), user, *_key_option("LEDGER", ledger))
 
 
 def throttle(key: EncodableT, max_burst: int, count: int, period: int, quantity: int = 1) -> Call[Throttle]:
     """CL.THROTTLE: one GCRA limiter of ``count`` per ``period`` seconds."""
     return _call(
-        results.throttle, key, "CL.THROTTLE", key, max_burst, count, period,
+        results.throttle, key, "CL.THROTTLE", _Key(key), max_burst, count, period,
         *_quantity(None, quantity),
     )
 
@@ -153,7 +172,9 @@ def throttle(key: EncodableT, max_burst: int, count: int, period: int, quantity:
 def throttle_all(limits: Sequence[Limit], quantity: int = 1) -> Call[ThrottleAll]:
     """CL.THROTTLEALL: several limiters, all or nothing; routed by the
     first limiter's key."""
-    groups = [word for limit in limits for word in limit]
+    groups: List[Word] = []
+    for key, max_burst, count, period in limits:
+        groups += [_Key(key), max_burst, count, period]
     first = limits[0][0] if limits else None
     return _call(
         results.throttle_all, first, "CL.THROTTLEALL", len(limits), *groups,
@@ -174,9 +195,9 @@ def create(
     every change of a claim is appended to that stream (trimmed to about
     ``maxlen``), and every write of the campaign must name it."""
     return _call(
-        results.ok, key, "COUPON.CREATE", key, limit,
+        results.ok, key, "COUPON.CREATE", _Key(key), limit,
         *_option("PERUSER", peruser), *_option("HOLD", hold),
-        *_option("LEDGER", ledger), *_option("MAXLEN", maxlen),
+        *_key_option("LEDGER", ledger), *_option("MAXLEN", maxlen),
     )
 
 
@@ -191,19 +212,19 @@ def reserve(
     """COUPON.RESERVE: hold a place for ``user``; safe to retry with the
     same ``request_id``."""
     return _call(
-        results.reservation, key, "COUPON.RESERVE", key, user,
-        *_option("HOLD", hold), *_option("ID", request_id), *_option("LEDGER", ledger),
+        results.reservation, key, "COUPON.RESERVE", _Key(key), user,
+        *_option("HOLD", hold), *_option("ID", request_id), *_key_option("LEDGER", ledger),
     )
 
 
 def confirm(key: EncodableT, claim: int, *, ledger: Optional[EncodableT] = None) -> Call[int]:
     """COUPON.CONFIRM: 1 confirmed, 0 already, -2 no place, -3 no such hold."""
-    return _call(results.integer, key, "COUPON.CONFIRM", key, claim, *_option("LEDGER", ledger))
+    return _call(results.integer, key, "COUPON.CONFIRM", _Key(key), claim, *_key_option("LEDGER", ledger))
 
 
 def release(key: EncodableT, claim: int, *, ledger: Optional[EncodableT] = None) -> Call[int]:
     """COUPON.RELEASE: 1 released, 0 no live claim with that number."""
-    return _call(results.integer, key, "COUPON.RELEASE", key, claim, *_option("LEDGER", ledger))
+    return _call(results.integer, key, "COUPON.RELEASE", _Key(key), claim, *_key_option("LEDGER", ledger))
 
 
 def alter(
@@ -217,9 +238,9 @@ def alter(
     """COUPON.ALTER: change the campaign's settings now (restock, lower a
     limit); True. Nothing live is touched."""
     return _call(
-        results.ok, key, "COUPON.ALTER", key,
+        results.ok, key, "COUPON.ALTER", _Key(key),
         *_option("LIMIT", limit), *_option("PERUSER", peruser), *_option("HOLD", hold),
-        *_option("LEDGER", ledger),
+        *_key_option("LEDGER", ledger),
     )
 
 
@@ -227,7 +248,7 @@ def reclaim(key: EncodableT, *, count: Optional[int] = None, ledger: Optional[En
     """COUPON.RECLAIM: reclaim now up to ``count`` expired holds (server
     default 100), oldest first; how many were reclaimed."""
     return _call(
-        results.integer, key, "COUPON.RECLAIM", key, *_option("COUNT", count), *_option("LEDGER", ledger),
+        results.integer, key, "COUPON.RECLAIM", _Key(key), *_option("COUNT", count), *_key_option("LEDGER", ledger),
     )
 
 
@@ -247,19 +268,19 @@ def reserve_all(
         raise TypeError("keys: a sequence of keys, not a string")
     keys = list(keys)
     return _call(
-        results.cart, keys[0] if keys else None, "COUPON.RESERVEALL", len(keys), *keys, user,
-        *_option("HOLD", hold), *_option("ID", request_id), *_option("LEDGER", ledger),
+        results.cart, keys[0] if keys else None, "COUPON.RESERVEALL", len(keys), *map(_Key, keys), user,
+        *_option("HOLD", hold), *_option("ID", request_id), *_key_option("LEDGER", ledger),
     )
 
 
 def campaign_info(key: EncodableT) -> Call[Dict[str, int]]:
     """COUPON.INFO: the campaign's settings and totals, by name."""
-    return _call(results.campaign_info, key, "COUPON.INFO", key)
+    return _call(results.campaign_info, key, "COUPON.INFO", _Key(key))
 
 
 def claims(key: EncodableT, *, start: Optional[int] = None, count: Optional[int] = None) -> Call[List[Claim]]:
     """COUPON.CLAIMS: live claims in claim order from ``start``."""
     return _call(
-        results.claims, key, "COUPON.CLAIMS", key,
+        results.claims, key, "COUPON.CLAIMS", _Key(key),
         *_option("FROM", start), *_option("COUNT", count),
     )

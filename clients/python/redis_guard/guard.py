@@ -10,11 +10,18 @@ the pipeline itself to chain more calls (``Pipeline``, ``AsyncPipeline``).
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Coroutine, Generic, List, Optional, ParamSpec, TypeVar, final, overload
+import logging
+from typing import Any, Callable, Coroutine, Generic, List, Literal, Optional, ParamSpec, TypeVar, final, overload
 
-from . import commands
+from . import commands, scripts
 from .backends import backend_for
 from .commands import Call
+
+#: How calls are sent: the module's commands, its Lua scripts, or the
+#: module's until the server says it has no such command, then scripts.
+Backend = Literal["auto", "module", "scripts"]
+
+_log = logging.getLogger("redis_guard")
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -68,22 +75,63 @@ class _Commands:
     claims = _Method(commands.claims)
 
 
-class _Queue:
-    """What both pipelines keep: the client's batch and each call's parser."""
+class _Mode:
+    """A guard's backend: "auto" sends the module's commands until the
+    server answers one with its unknown-command error, then scripts for
+    good (logged once)."""
 
-    def __init__(self, batch: Any) -> None:
-        self._batch = batch
-        self._parsers: List[Callable[[Any], Any]] = []
+    def __init__(self, backend: Backend) -> None:
+        if backend not in ("auto", "module", "scripts"):
+            raise ValueError(f'backend must be "auto", "module" or "scripts", not {backend!r}')
+        self.backend = backend
+        self.scripts = backend == "scripts"
+
+    def switch(self, error: Exception) -> bool:
+        """Should the call that failed with ``error`` run as a script?"""
+        if self.backend != "auto" or not scripts.is_unknown_command(error):
+            return False
+        if not self.scripts:
+            self.scripts = True
+            _log.warning("redis-guard: the server has no module (%s): running its Lua scripts from now on", error)
+        return True
+
+
+class _Queue:
+    """What both pipelines keep: the calls queued and how to send them.
+    On the scripts backend each call is its EVALSHA, and the scripts the
+    batch needs are loaded first inside it (a transaction can then never
+    meet NOSCRIPT at EXEC)."""
+
+    def __init__(self, backend: Any, transaction: Optional[bool], mode: _Mode) -> None:
+        self._backend = backend
+        self._transaction = transaction
+        self._mode = mode
+        self._calls: List[Call[Any]] = []
 
     def _queue(self, call: Call[Any]) -> None:
-        self._batch.queue(call)
-        self._parsers.append(call.parse)
+        self._calls.append(call)
 
-    def _parse(self, replies: List[Any]) -> List[Any]:
-        return [parse(reply) for parse, reply in zip(self._parsers, replies)]
+    def _batch(self) -> tuple[Any, int]:
+        """The client's batch for the calls, and how many replies before
+        theirs are the scripts' loads."""
+        batch = self._backend.batch(self._transaction)
+        loads = 0
+        if self._mode.scripts:
+            seen = set()
+            for call in self._calls:
+                if call.words[0] not in seen:
+                    seen.add(call.words[0])
+                    batch.queue(scripts.script_load(call))
+                    loads += 1
+        for call in self._calls:
+            batch.queue(scripts.evalsha(call) if self._mode.scripts else call)
+        return batch, loads
+
+    def _parse(self, replies: List[Any], loads: int) -> List[Any]:
+        return [call.parse(reply) for call, reply in zip(self._calls, replies[loads:])]
 
     def __len__(self) -> int:
-        return len(self._parsers)
+        return len(self._calls)
 
 
 @final
@@ -96,19 +144,32 @@ class Guard(_Commands):
     >>> current, level = g.incrcheck("{cust:42}:orders", 1, 3600, [5, 20])
     """
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, backend: Backend = "auto") -> None:
         self.client = client
         self._backend = backend_for(client, is_async=False)
+        self._mode = _Mode(backend)
 
     def _run(self, call: Call[T]) -> T:
-        return call.parse(self._backend.execute(call))
+        if not self._mode.scripts:
+            try:
+                return call.parse(self._backend.execute(call))
+            except Exception as error:
+                if not self._mode.switch(error):
+                    raise
+        try:
+            return call.parse(self._backend.execute(scripts.evalsha(call)))
+        except Exception as error:
+            if not scripts.is_noscript(error):
+                raise
+        self._backend.execute(scripts.script_load(call))
+        return call.parse(self._backend.execute(scripts.evalsha(call)))
 
     def pipeline(self, transaction: Optional[bool] = None) -> Pipeline:
         """Queue calls; ``execute()`` returns their results in order. A
         transaction runs them in one MULTI/EXEC (in a cluster: one slot).
         None means what the client's own ``pipeline()`` does: a
         transaction on a standalone client, none on a cluster client."""
-        return Pipeline(self._backend.batch(transaction))
+        return Pipeline(self._backend, transaction, self._mode)
 
 
 @final
@@ -117,16 +178,29 @@ class AsyncGuard(_Commands):
     ``redis.asyncio.cluster.RedisCluster``, or valkey-glide's
     ``GlideClient`` / ``GlideClusterClient`` (package ``glide``)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, backend: Backend = "auto") -> None:
         self.client = client
         self._backend = backend_for(client, is_async=True)
+        self._mode = _Mode(backend)
 
     async def _run(self, call: Call[T]) -> T:
-        return call.parse(await self._backend.execute(call))
+        if not self._mode.scripts:
+            try:
+                return call.parse(await self._backend.execute(call))
+            except Exception as error:
+                if not self._mode.switch(error):
+                    raise
+        try:
+            return call.parse(await self._backend.execute(scripts.evalsha(call)))
+        except Exception as error:
+            if not scripts.is_noscript(error):
+                raise
+        await self._backend.execute(scripts.script_load(call))
+        return call.parse(await self._backend.execute(scripts.evalsha(call)))
 
     def pipeline(self, transaction: Optional[bool] = None) -> AsyncPipeline:
         """As ``Guard.pipeline``; ``await execute()``."""
-        return AsyncPipeline(self._backend.batch(transaction))
+        return AsyncPipeline(self._backend, transaction, self._mode)
 
 
 @final
@@ -140,7 +214,15 @@ class Pipeline(_Commands, _Queue):
     def execute(self) -> List[Any]:
         """Sends the queued calls; their results, parsed, in order. A server
         error is raised as the client raises it."""
-        return self._parse(self._batch.execute())
+        batch, loads = self._batch()
+        try:
+            return self._parse(batch.execute(), loads)
+        except Exception as error:
+            # Without the module no call of the batch ran: all again.
+            if self._mode.scripts or not self._mode.switch(error):
+                raise
+        batch, loads = self._batch()
+        return self._parse(batch.execute(), loads)
 
     def __enter__(self) -> Pipeline:
         return self
@@ -159,7 +241,14 @@ class AsyncPipeline(_Commands, _Queue):
 
     async def execute(self) -> List[Any]:
         """As ``Pipeline.execute``."""
-        return self._parse(await self._batch.execute())
+        batch, loads = self._batch()
+        try:
+            return self._parse(await batch.execute(), loads)
+        except Exception as error:
+            if self._mode.scripts or not self._mode.switch(error):
+                raise
+        batch, loads = self._batch()
+        return self._parse(await batch.execute(), loads)
 
     async def __aenter__(self) -> AsyncPipeline:
         return self

@@ -11,6 +11,7 @@ checks sync and asyncio clients alike.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import os
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ import redis
 import redis.asyncio
 import redis.asyncio.cluster
 import redis.cluster
-from redis_guard import AsyncGuard, Guard
+from redis_guard import AsyncGuard, Backend, Guard
 
 
 def address(variable: str) -> List[Tuple[str, int]]:
@@ -64,59 +65,59 @@ def _glide_nodes(module: Any, variable: str) -> List[Any]:
     return [module.NodeAddress(host, port) for host, port in address(variable)]
 
 
-async def _redis_py(protocol: int, decode: bool) -> Client:
-    (host, port), = address("GUARD_STANDALONE")
+async def _redis_py(protocol: int, decode: bool, where: str = "GUARD_STANDALONE", backend: Backend = "auto") -> Client:
+    (host, port), = address(where)
     client = redis.Redis(host=host, port=port, protocol=protocol, decode_responses=decode)
-    return Client(f"redis-py RESP{protocol}{' decoded' if decode else ''}", Guard(client),
+    return Client(f"redis-py RESP{protocol}{' decoded' if decode else ''}", Guard(client, backend),
                   client.execute_command, redis.ResponseError, [client.close])
 
 
-async def _redis_py_async() -> Client:
-    (host, port), = address("GUARD_STANDALONE")
+async def _redis_py_async(where: str = "GUARD_STANDALONE", backend: Backend = "auto") -> Client:
+    (host, port), = address(where)
     client = redis.asyncio.Redis(host=host, port=port)
-    return Client("redis-py asyncio", AsyncGuard(client), client.execute_command,
+    return Client("redis-py asyncio", AsyncGuard(client, backend), client.execute_command,
                   redis.ResponseError, [client.aclose if hasattr(client, "aclose") else client.close])
 
 
-async def _glide_sync() -> Client:
-    config = glide_sync.GlideClientConfiguration(_glide_nodes(glide_sync, "GUARD_STANDALONE"))
+async def _glide_sync(where: str = "GUARD_STANDALONE", backend: Backend = "auto") -> Client:
+    config = glide_sync.GlideClientConfiguration(_glide_nodes(glide_sync, where))
     client = glide_sync.GlideClient.create(config)
-    return Client("glide sync", Guard(client), lambda *words: client.custom_command(list(words)),
+    return Client("glide sync", Guard(client, backend), lambda *words: client.custom_command(list(words)),
                   glide_sync.RequestError, [client.close])
 
 
-async def _glide_async() -> Client:
-    config = glide.GlideClientConfiguration(_glide_nodes(glide, "GUARD_STANDALONE"))
+async def _glide_async(where: str = "GUARD_STANDALONE", backend: Backend = "auto") -> Client:
+    config = glide.GlideClientConfiguration(_glide_nodes(glide, where))
     client = await glide.GlideClient.create(config)
-    return Client("glide asyncio", AsyncGuard(client), lambda *words: client.custom_command(list(words)),
+    return Client("glide asyncio", AsyncGuard(client, backend), lambda *words: client.custom_command(list(words)),
                   glide.RequestError, [client.close])
 
 
-async def _redis_py_cluster() -> Client:
-    nodes = [redis.cluster.ClusterNode(host, port) for host, port in address("GUARD_CLUSTER")]
+async def _redis_py_cluster(where: str = "GUARD_CLUSTER", backend: Backend = "auto") -> Client:
+    nodes = [redis.cluster.ClusterNode(host, port) for host, port in address(where)]
     client = redis.cluster.RedisCluster(startup_nodes=nodes)
-    return Client("redis-py cluster", Guard(client), client.execute_command,
+    return Client("redis-py cluster", Guard(client, backend), client.execute_command,
                   redis.ResponseError, [client.close])
 
 
-async def _redis_py_async_cluster() -> Client:
-    nodes = [redis.asyncio.cluster.ClusterNode(host, port) for host, port in address("GUARD_CLUSTER")]
+async def _redis_py_async_cluster(where: str = "GUARD_CLUSTER", backend: Backend = "auto") -> Client:
+    nodes = [redis.asyncio.cluster.ClusterNode(host, port) for host, port in address(where)]
     client = redis.asyncio.cluster.RedisCluster(startup_nodes=nodes)
-    return Client("redis-py asyncio cluster", AsyncGuard(client), client.execute_command,
+    return Client("redis-py asyncio cluster", AsyncGuard(client, backend), client.execute_command,
                   redis.ResponseError, [client.aclose if hasattr(client, "aclose") else client.close])
 
 
-async def _glide_sync_cluster() -> Client:
-    config = glide_sync.GlideClusterClientConfiguration(_glide_nodes(glide_sync, "GUARD_CLUSTER"))
+async def _glide_sync_cluster(where: str = "GUARD_CLUSTER", backend: Backend = "auto") -> Client:
+    config = glide_sync.GlideClusterClientConfiguration(_glide_nodes(glide_sync, where))
     client = glide_sync.GlideClusterClient.create(config)
-    return Client("glide sync cluster", Guard(client), lambda *words: client.custom_command(list(words)),
+    return Client("glide sync cluster", Guard(client, backend), lambda *words: client.custom_command(list(words)),
                   glide_sync.RequestError, [client.close])
 
 
-async def _glide_async_cluster() -> Client:
-    config = glide.GlideClusterClientConfiguration(_glide_nodes(glide, "GUARD_CLUSTER"))
+async def _glide_async_cluster(where: str = "GUARD_CLUSTER", backend: Backend = "auto") -> Client:
+    config = glide.GlideClusterClientConfiguration(_glide_nodes(glide, where))
     client = await glide.GlideClusterClient.create(config)
-    return Client("glide asyncio cluster", AsyncGuard(client), lambda *words: client.custom_command(list(words)),
+    return Client("glide asyncio cluster", AsyncGuard(client, backend), lambda *words: client.custom_command(list(words)),
                   glide.RequestError, [client.close])
 
 
@@ -137,10 +138,25 @@ CLUSTER: Dict[str, Callable[[], Awaitable[Client]]] = {
 }
 
 
+#: The same clients on the scripts backend, over servers without the
+#: module: GUARD_PLAIN (standalone) and GUARD_PLAIN_CLUSTER.
+SCRIPTED: Dict[str, Callable[[], Awaitable[Client]]] = {
+    "redis-py-resp2": functools.partial(_redis_py, 2, False, "GUARD_PLAIN", "scripts"),
+    "redis-py-resp3": functools.partial(_redis_py, 3, False, "GUARD_PLAIN", "scripts"),
+    "redis-py-asyncio": functools.partial(_redis_py_async, "GUARD_PLAIN", "scripts"),
+    "glide-sync": functools.partial(_glide_sync, "GUARD_PLAIN", "scripts"),
+    "glide-asyncio": functools.partial(_glide_async, "GUARD_PLAIN", "scripts"),
+    "redis-py-cluster": functools.partial(_redis_py_cluster, "GUARD_PLAIN_CLUSTER", "scripts"),
+    "redis-py-asyncio-cluster": functools.partial(_redis_py_async_cluster, "GUARD_PLAIN_CLUSTER", "scripts"),
+    "glide-sync-cluster": functools.partial(_glide_sync_cluster, "GUARD_PLAIN_CLUSTER", "scripts"),
+    "glide-asyncio-cluster": functools.partial(_glide_async_cluster, "GUARD_PLAIN_CLUSTER", "scripts"),
+}
+
+
 @pytest.fixture(scope="session", autouse=True)
 def empty_servers() -> None:
     """Every run starts from empty servers, whatever ran before."""
-    for variable in ("GUARD_STANDALONE", "GUARD_CLUSTER"):
+    for variable in ("GUARD_STANDALONE", "GUARD_CLUSTER", "GUARD_PLAIN", "GUARD_PLAIN_CLUSTER"):
         for host, port in address(variable):
             admin(host, port).flushall()
 
