@@ -59,7 +59,10 @@ fn node_tests(set: &str, library: &str) {
             .env("GUARD_CLIENT", library)
             .env("GUARD_STANDALONE", format!("127.0.0.1:{}", server.port))
             .env("GUARD_CLUSTER", addresses(&cluster))
-            .env("GUARD_STANDALONE_NO_MODULE", format!("127.0.0.1:{}", bare_server.port))
+            .env(
+                "GUARD_STANDALONE_NO_MODULE",
+                format!("127.0.0.1:{}", bare_server.port),
+            )
             .env("GUARD_CLUSTER_NO_MODULE", addresses(&bare_cluster)),
         &format!("node --test with {set}"),
     );

@@ -9,10 +9,8 @@ if e then return e end
 local alert
 alert, _, e = alert_options(2, {'ALERT', 'MAXLEN'})
 if e then return e end
-e = alert_check(alert)
-if e then return e end
 local current
-current, e = read_integer(KEYS[1])
+current, e = read_counter(alert)
 if e then return e end
 if current == nil or int_cmp(current, '0') <= 0 then return 0 end
 local value, lost = '0', '0'

@@ -10,10 +10,8 @@ if e then return e end
 local thresholds, alert
 thresholds, alert, _, e = mon_tail(3, {})
 if e then return e end
-e = alert_check(alert)
-if e then return e end
 local current
-current, e = read_integer(KEYS[1])
+current, e = read_counter(alert)
 if e then return e end
 local prev = current or '0'
 local value = int_add(prev, increment)

@@ -330,6 +330,14 @@ local function alert_check(alert)
   return nil
 end
 
+-- The counter KEYS[1] (nil when missing) once the alert's stream is
+-- checked, in the module's order; or an error reply.
+local function read_counter(alert)
+  local e = alert_check(alert)
+  if e then return nil, e end
+  return read_integer(KEYS[1])
+end
+
 -- The 1-based index of the highest threshold t with prev < t <= current,
 -- or 0.
 local function crossing_level(prev, current, thresholds)
