@@ -149,6 +149,7 @@ fn a_pause_inside_a_reserve_judges_every_hold_at_the_calls_instant() {
             thread::sleep(Duration::from_millis(wait as u64));
         }
         let (claim, ends) = reserve(&mut con, campaign, "late", &["HOLD", "1", "LEDGER", ledger]);
+        let answered = now_ms();
         assert!(claim > 0, "trial {trial}: {claim}");
         let entries: Vec<(String, Vec<String>)> = redis::cmd("XRANGE")
             .arg(ledger)
@@ -157,18 +158,9 @@ fn a_pause_inside_a_reserve_judges_every_hold_at_the_calls_instant() {
             .query(&mut con)
             .unwrap();
         let instant = ends - 1000;
-        let written_ms: i64 = entries
-            .last()
-            .unwrap()
-            .0
-            .split('-')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
         // The first hold ended inside the call: live at its instant, over
-        // by the time it wrote.
-        if instant <= held_ends && held_ends < written_ms {
+        // before its answer came.
+        if instant <= held_ends && held_ends < answered {
             straddled += 1;
             let expired: Vec<_> = entries
                 .iter()
@@ -190,4 +182,39 @@ fn a_pause_inside_a_reserve_judges_every_hold_at_the_calls_instant() {
         straddled > 0,
         "no call's pause ({pause} ms) straddled a hold's end"
     );
+}
+
+/// Late in a transaction (or a script) a call works with the instant the
+/// server judges keys by, as PEXPIRE does beside it: on Redis 7.2+ and
+/// Valkey the EXEC's start, on Redis 7.0 the wall clock (for both). With
+/// the wall clock on a server that judges by EXEC's start, a window set
+/// after a pause in the transaction ends the pause's length later than
+/// PEXPIRE's (the module counting on a key the server thinks over, or
+/// the reverse).
+#[test]
+fn a_call_late_in_a_transaction_uses_the_servers_instant_as_pexpire_does() {
+    let server = Server::start();
+    let mut con = server.con();
+    for round in 0..3 {
+        let (window, twin) = (format!("window:{round}"), format!("twin:{round}"));
+        let _: () = redis::cmd("SET").arg(&twin).arg(1).query(&mut con).unwrap();
+        let _: redis::Value = redis::pipe()
+            .atomic()
+            .cmd("DEBUG")
+            .arg("SLEEP")
+            .arg(0.3)
+            .cmd("PEXPIRE")
+            .arg(&twin)
+            .arg(60_000)
+            .cmd("MON.SLIDECHECK")
+            .arg(&window)
+            .arg(&["1", "60", "1"])
+            .query(&mut con)
+            .unwrap();
+        let (expiry, twin_expiry) = (pexpiretime(&mut con, &window), pexpiretime(&mut con, &twin));
+        assert!(
+            (expiry - twin_expiry).abs() <= 1,
+            "round {round}: the window expires at {expiry}, PEXPIRE beside it set {twin_expiry}"
+        );
+    }
 }

@@ -36,18 +36,28 @@ impl<'call> Ctx<'call> {
     /// and its effects see the same instant (two readings, with a pause
     /// between them such as a big expired key deleted on lookup, set an
     /// expiry that is not the window after the add, or a hold that ends
-    /// before its reservation is made). The wall clock EXPIRE uses, at
-    /// the resolution CL.THROTTLE keeps its times in.
+    /// before its reservation is made). Where the server offers it
+    /// (Redis 7.2+, Valkey), the instant it judges keys' expiry by: the
+    /// command's start, or the EXEC's or the script's that runs it, so a
+    /// key the server still holds is never one this call thinks over;
+    /// on Redis 7.0, the wall clock.
     #[inline]
     pub fn now_ns(self) -> i64 {
         if let Some(now) = self.clock.get() {
             return now;
         }
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |since| {
-                i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
-            });
+        // SAFETY: a copy of a function pointer the server's API table set
+        // at load (None where it lacks the function).
+        let cached = unsafe { raw::RedisModule_CachedMicroseconds };
+        let now = match cached {
+            // SAFETY: a plain API call, valid during any command.
+            Some(micros) => unsafe { micros() }.saturating_mul(1_000),
+            None => SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |since| {
+                    i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
+                }),
+        };
         self.clock.set(Some(now));
         now
     }
