@@ -92,6 +92,17 @@ fn alert_options(mut call: Call, rng: &mut Rng, counter: &str) -> Call {
     if rng.below(2) == 0 {
         options.reverse();
     }
+    // An unknown option of any bytes: the error shows it as the module
+    // does (invalid UTF-8 replaced, NUL dropped).
+    let odd: Option<&[u8]> = (rng.below(60) == 0).then(|| {
+        *rng.pick(&[
+            &b"\xff"[..],
+            b"a\x00b",
+            b"\xe9t\xe9",
+            b"\xf0\x9f\x98",
+            b"\xed\xa0\x80",
+        ])
+    });
     for option in options {
         match &option[..] {
             [None, Some(stream)] => {
@@ -102,7 +113,10 @@ fn alert_options(mut call: Call, rng: &mut Rng, counter: &str) -> Call {
             _ => unreachable!(),
         }
     }
-    call
+    match odd {
+        Some(name) => call.bytes(name).arg("1"),
+        None => call,
+    }
 }
 
 fn incrcheck(rng: &mut Rng) -> Call {

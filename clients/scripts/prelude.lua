@@ -218,6 +218,47 @@ local function read_integer(key)
   return n
 end
 
+-- Bytes as the module shows them in an error: invalid UTF-8 replaced as
+-- Rust's from_utf8_lossy does (each maximal invalid part by U+FFFD), NUL
+-- bytes dropped.
+local function shown(bytes)
+  local out, i, n = {}, 1, #bytes
+  local function between(at, low, high)
+    local b = bytes:byte(at)
+    return b ~= nil and b >= low and b <= high
+  end
+  while i <= n do
+    local b = bytes:byte(i)
+    local second, rest
+    if b < 0x80 then second, rest = nil, 0
+    elseif b >= 0xC2 and b <= 0xDF then second, rest = {0x80, 0xBF}, 0
+    elseif b == 0xE0 then second, rest = {0xA0, 0xBF}, 1
+    elseif (b >= 0xE1 and b <= 0xEC) or b == 0xEE or b == 0xEF then second, rest = {0x80, 0xBF}, 1
+    elseif b == 0xED then second, rest = {0x80, 0x9F}, 1
+    elseif b == 0xF0 then second, rest = {0x90, 0xBF}, 2
+    elseif b >= 0xF1 and b <= 0xF3 then second, rest = {0x80, 0xBF}, 2
+    elseif b == 0xF4 then second, rest = {0x80, 0x8F}, 2
+    else second, rest = false, 0 end
+    if second == nil then
+      if b ~= 0 then out[#out + 1] = string.char(b) end
+      i = i + 1
+    elseif second == false or not between(i + 1, second[1], second[2]) then
+      out[#out + 1] = '\239\191\189'
+      i = i + 1
+    else
+      local good = 2
+      while good < rest + 2 and between(i + good, 0x80, 0xBF) do good = good + 1 end
+      if good == rest + 2 then
+        out[#out + 1] = bytes:sub(i, i + good - 1)
+      else
+        out[#out + 1] = '\239\191\189'
+      end
+      i = i + good
+    end
+  end
+  return table.concat(out)
+end
+
 -- Options `NAME value` from ARGV[from] on (names case-insensitive, once
 -- each). `names` lists them; a name in `key_options` takes its value from
 -- KEYS (the next one, from KEYS[key_from]) since ARGV leaves keys out.
@@ -231,7 +272,7 @@ local function walk_options(from, names, key_options, key_from, each)
     for _, known in ipairs(names) do
       if string.upper(given) == known then name = known end
     end
-    if name == nil then return err("ERR unknown option '" .. given .. "'") end
+    if name == nil then return err("ERR unknown option '" .. shown(given) .. "'") end
     if seen[name] then return err('ERR option ' .. name .. ' is given more than once') end
     seen[name] = true
     local value

@@ -56,6 +56,12 @@ impl Call {
         self
     }
 
+    /// An argument of any bytes (not UTF-8, NUL).
+    pub fn bytes(mut self, arg: &[u8]) -> Call {
+        self.words.push(Word::Arg(arg.to_vec()));
+        self
+    }
+
     pub fn args<T: ToString>(self, args: impl IntoIterator<Item = T>) -> Call {
         args.into_iter().fold(self, Call::arg)
     }
