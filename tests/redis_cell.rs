@@ -20,6 +20,7 @@
 
 mod common;
 
+use common::gcra::within;
 use common::rng::Rng;
 use common::*;
 use redis::Connection;
@@ -105,27 +106,6 @@ fn reply_at(
     ]
 }
 
-/// Every reply one server can give at an instant of `bracket` (ns): the
-/// algorithm's steps are whole seconds and intervals of at least 3 s
-/// apart, so instants 1 µs apart (and the two ends) meet every one.
-fn replies_within(
-    tat: Option<i64>,
-    bracket: (i64, i64),
-    limiter: &Limiter,
-    quantity: i64,
-    round_up: bool,
-) -> Vec<[i64; 5]> {
-    let (from, to) = bracket;
-    let step = ((to - from) / 100_000).max(1_000);
-    let mut replies: Vec<[i64; 5]> = (from..to)
-        .step_by(step as usize)
-        .chain([to])
-        .map(|now| reply_at(tat, now, limiter, quantity, round_up))
-        .collect();
-    replies.dedup();
-    replies
-}
-
 /// The stored time (ns) of a cell, if any.
 fn stored(con: &mut Connection, key: &str) -> Option<i64> {
     let value: Option<String> = redis::cmd("GET").arg(key).query(con).unwrap();
@@ -167,12 +147,16 @@ fn call_both(
          within {} µs",
         (bracket.1 - bracket.0) / 1000
     );
-    let peer_could = replies_within(their_tat, bracket, limiter, quantity, false);
+    let peer_could = within(bracket, |now| {
+        reply_at(their_tat, now, limiter, quantity, false)
+    });
     assert!(
         peer_could.contains(&theirs),
         "the model of redis-cell is wrong (it could say {peer_could:?}): {what}"
     );
-    let we_could = replies_within(our_tat, bracket, limiter, quantity, true);
+    let we_could = within(bracket, |now| {
+        reply_at(our_tat, now, limiter, quantity, true)
+    });
     assert!(
         we_could.contains(&mine),
         "ours is not redis-cell's algorithm rounded up (it could say {we_could:?}): {what}"

@@ -231,12 +231,9 @@ fn throttle_all(rng: &mut Rng) -> Call {
 /// call, as its words say.
 fn limiters_of(call: &Call) -> (Vec<Limiter>, i64) {
     let args: Vec<i64> = call
-        .words
+        .other_args()
         .iter()
-        .filter_map(|w| match w {
-            Word::Arg(a) => std::str::from_utf8(a).unwrap().parse().ok(),
-            Word::Key(_) => None,
-        })
+        .filter_map(|a| std::str::from_utf8(a).unwrap().parse().ok())
         .collect();
     let (groups, quantity) = if call.command == "CL.THROTTLE" {
         (&args[..3], args.get(3).copied().unwrap_or(1))
@@ -277,14 +274,11 @@ fn throttle_replies(call: &Call, tats: &[Option<i64>], bracket: (i64, i64)) -> V
 
 /// The arrival times a call's cells hold.
 fn tats(con: &mut Connection, call: &Call) -> Vec<Option<i64>> {
-    call.words
-        .iter()
-        .filter_map(|w| match w {
-            Word::Key(k) => {
-                let value: Option<String> = redis::cmd("GET").arg(&k[..]).query(con).ok()?;
-                Some(value.and_then(|v| v.parse().ok()))
-            }
-            Word::Arg(_) => None,
+    call.keys()
+        .into_iter()
+        .map(|key| {
+            let value: Option<String> = redis::cmd("GET").arg(key).query(con).ok()?;
+            value.and_then(|v| v.parse().ok())
         })
         .collect()
 }
@@ -381,12 +375,9 @@ fn every_script_answers_as_the_module_call_by_call() {
         }
         // What the call may have written: its keys.
         let named: Vec<String> = call
-            .words
+            .keys()
             .iter()
-            .filter_map(|w| match w {
-                Word::Key(k) => Some(String::from_utf8_lossy(k).into_owned()),
-                Word::Arg(_) => None,
-            })
+            .map(|k| String::from_utf8_lossy(k).into_owned())
             .collect();
         let named =
             |keys: &'static [&'static str]| keys.iter().filter(|k| named.iter().any(|n| n == *k));

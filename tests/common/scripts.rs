@@ -66,22 +66,24 @@ impl Call {
         args.into_iter().fold(self, Call::arg)
     }
 
-    fn keys(&self) -> Vec<&[u8]> {
-        self.words
-            .iter()
-            .filter_map(|w| match w {
-                Word::Key(k) => Some(&k[..]),
-                Word::Arg(_) => None,
-            })
-            .collect()
+    /// The call's keys, in order.
+    pub fn keys(&self) -> Vec<&[u8]> {
+        self.words_that(true)
     }
 
-    fn other_args(&self) -> Vec<&[u8]> {
+    /// The call's other arguments, in order.
+    pub fn other_args(&self) -> Vec<&[u8]> {
+        self.words_that(false)
+    }
+
+    fn words_that(&self, are_keys: bool) -> Vec<&[u8]> {
         self.words
             .iter()
             .filter_map(|w| match w {
-                Word::Arg(a) => Some(&a[..]),
-                Word::Key(_) => None,
+                Word::Key(bytes) | Word::Arg(bytes) if matches!(w, Word::Key(_)) == are_keys => {
+                    Some(&bytes[..])
+                }
+                _ => None,
             })
             .collect()
     }
