@@ -13,7 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use redis_module::raw;
 
-use super::spec::KeyAccess;
+use super::key_access::KeyAccess;
 use crate::reply::{CommandResult, ErrorReply, Reply};
 
 /// The context of one command call. It cannot outlive the call: `'call`

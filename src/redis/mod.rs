@@ -12,6 +12,7 @@
 //!   [`Ctx`], [`Arg`], the reply sent back.
 //! - `spec.rs`: what registers a command: [`Command`], its [`Keys`] and
 //!   their key specs, [`ArgDoc`] for `COMMAND DOCS`.
+//! - `key_access.rs`: how a command uses a key ([`KeyAccess`]).
 //! - `key.rs`: opening a key ([`CommandKey`], [`OpenKey`]), its existence
 //!   and expiry.
 //! - `access.rs`: typed access to an open key: integers in strings, sorted
@@ -33,6 +34,7 @@ mod entry;
 mod events;
 mod info;
 mod key;
+mod key_access;
 mod load;
 mod propagate;
 mod spec;
@@ -45,7 +47,8 @@ pub use defrag::Mover;
 pub use entry::{callback, callback_finding_keys, Arg, Ctx, FindsKeys, Handler};
 pub use events::EventClass;
 pub use key::{CommandKey, OpenKey};
+pub use key_access::KeyAccess;
 pub use load::load;
 pub use propagate::{KeptWord, PlainWrite, Word, Words};
-pub use spec::{ArgDoc, Command, KeyAccess, Keys};
+pub use spec::{ArgDoc, Command, Keys};
 pub use tailed::{Boxed, TailLength, Tailed};
