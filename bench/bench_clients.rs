@@ -5,8 +5,10 @@
 //! newest set of clients/node/test/install.sh). This makes them one
 //! table, with the package's rate as a ratio to INCRBY and to the Lua twin
 //! through the same client, and what each call cost the servers (module
-//! command or EVALSHA, COMMAND GETKEYS, MOVED), and writes it into its
-//! section of bench/RESULTS.md.
+//! command or EVALSHA, COMMAND GETKEYS, MOVED); and a second table, the
+//! package's methods on the module against the same on its scripts
+//! backend and against the Lua twins. Writes both into their section of
+//! bench/RESULTS.md.
 
 // The test harness, shared with tests/.
 #[path = "../tests/common/mod.rs"]
@@ -24,6 +26,23 @@ const PACKAGE_ROWS: [(&str, &str); 3] = [
     ("MON.INCRCHECK (package)", "incrcheck.lua (EVALSHA)"),
     ("CL.THROTTLE (package)", "throttle.lua (EVALSHA)"),
     ("COUPON.RESERVE (package)", "campaign_reserve.lua (EVALSHA)"),
+];
+
+/// (command, its package row on the module, on the scripts backend, its
+/// Lua twin's row)
+const BACKEND_ROWS: [(&str, &str, &str, &str); 2] = [
+    (
+        "MON.INCRCHECK",
+        "MON.INCRCHECK (package)",
+        "MON.INCRCHECK (scripts)",
+        "incrcheck.lua (EVALSHA)",
+    ),
+    (
+        "CL.THROTTLE",
+        "CL.THROTTLE (package)",
+        "CL.THROTTLE (scripts)",
+        "throttle.lua (EVALSHA)",
+    ),
 ];
 
 struct Row {
@@ -227,12 +246,45 @@ fn main() {
             ));
         }
     }
-    print!("{table}");
+    let mut backends = String::from(
+        "| client | mode | command | module calls/s | scripts calls/s | module ÷ scripts | Lua twin calls/s | scripts ÷ twin |\n\
+         |---|---|---|---|---|---|---|---|\n",
+    );
+    for ((client, pipelined), ops) in &rows {
+        let mode = if *pipelined {
+            "pipelined (16)"
+        } else {
+            "sequential"
+        };
+        for (command, module, scripts, twin) in BACKEND_ROWS {
+            let (Some(module), Some(scripts)) = (ops.get(module), ops.get(scripts)) else {
+                continue;
+            };
+            let (twin_rate, x_twin) = ops.get(twin).map_or(("n/a".into(), "n/a".into()), |t| {
+                (
+                    format!("{:.0}", t.rate()),
+                    format!("{:.2}", scripts.rate() / t.rate()),
+                )
+            });
+            backends.push_str(&format!(
+                "| {client} | {mode} | {command} | {:.0} | {:.0} | {:.2} | {twin_rate} | {x_twin} |\n",
+                module.rate(),
+                scripts.rate(),
+                module.rate() / scripts.rate(),
+            ));
+        }
+    }
+    print!("{table}\n{backends}");
     common::results::write_clients_section(&format!(
         "## Through the client packages, in a 3-primary cluster\n\n\
          One process per client on this machine's 2 cores with the 3 servers: the rates are the \
          client's, so read the ratios and the commands per call. Each rate is the median of \
-         {} rounds of every program in turn.\n\n{table}",
+         {} rounds of every program in turn.\n\n{table}\n\
+         ### The module against the scripts backend\n\n\
+         The same package methods on its two backends, same client, same run, on the cluster with \
+         the module (the scripts backend sends EVALSHA whether the module is loaded or not). \
+         Goals: the module at least 2 × the scripts pipelined, the scripts at least 0.9 × the \
+         bench's own Lua twins.\n\n{backends}",
         rounds()
     ));
 }

@@ -60,8 +60,9 @@ fn every_method_on_every_python_client_routed_in_a_cluster() {
     let server = Server::start();
     let cluster = Cluster::with_replicas(0);
     let primaries: Vec<&Server> = cluster.nodes.iter().collect();
-    // The same without the module, where the package runs its scripts.
-    let plain = Server::without_module(&[]);
+    // The same as a managed service gives them, where the package runs
+    // its scripts.
+    let plain = Server::managed(&[]);
     let plain_cluster = Cluster::without_module(0);
     let plain_primaries: Vec<&Server> = plain_cluster.nodes.iter().collect();
     let env = [

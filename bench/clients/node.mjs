@@ -5,7 +5,8 @@
 // and the Lua twins (EVALSHA through the client's own routed script call),
 // and a raw MON.INCRCHECK through the client's generic command call; with
 // the server commands each call cost (INFO commandstats and errorstats of
-// every primary). Prints one JSON object a row, as python.py does;
+// every primary); and the package's MON.INCRCHECK and CL.THROTTLE on its
+// scripts backend. Prints one JSON object a row, as python.py does;
 // bench/bench_clients.rs makes the table. Run it from a folder where the
 // client library and redis-guard are installed (a set made by
 // clients/node/test/install.sh). GUARD_CLUSTER names the primaries,
@@ -67,8 +68,10 @@ class Row {
  */
 function sharedRows({ client, user, pipelined, twin, incrby, raw }) {
   const g = guard(client);
-  const guardPipelined = (queue) => (indexes) => {
-    const pipeline = g.pipeline();
+  // The same methods on the scripts backend (the module loaded or not, the package sends EVALSHA).
+  const scripted = guard(client, { backend: "scripts" });
+  const guardPipelined = (queue, on = g) => (indexes) => {
+    const pipeline = on.pipeline();
     for (const i of indexes) queue(pipeline, i);
     return pipeline.exec();
   };
@@ -94,6 +97,16 @@ function sharedRows({ client, user, pipelined, twin, incrby, raw }) {
       "throttle.lua (EVALSHA)",
       (i) => twin(client, "throttle", [counter(i) + "l"], [10 ** 6, 10 ** 6, 1, 1]),
       pipelined((p, i) => twin(p, "throttle", [counter(batchOf(i)) + "l"], [10 ** 6, 10 ** 6, 1, 1])),
+    ),
+    new Row(
+      "MON.INCRCHECK (scripts)",
+      (i) => scripted.incrcheck(counter(i), 1, 3600, [LIMIT]),
+      guardPipelined((p, i) => p.incrcheck(counter(batchOf(i)), 1, 3600, [LIMIT]), scripted),
+    ),
+    new Row(
+      "CL.THROTTLE (scripts)",
+      (i) => scripted.throttle(counter(i) + "t", 10 ** 6, 10 ** 6, 1),
+      guardPipelined((p, i) => p.throttle(counter(batchOf(i)) + "t", 10 ** 6, 10 ** 6, 1), scripted),
     ),
     new Row(
       "COUPON.RESERVE (package)",

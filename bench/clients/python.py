@@ -2,7 +2,8 @@
 valkey-glide's cluster clients, sequential and pipelined, the package's
 MON.INCRCHECK, CL.THROTTLE and COUPON.RESERVE against INCRBY and the Lua
 twins through the same client, and the server commands each call cost
-(INFO commandstats and errorstats of every primary). Prints one JSON
+(INFO commandstats and errorstats of every primary); and the package's
+MON.INCRCHECK and CL.THROTTLE on its scripts backend. Prints one JSON
 object a row; bench/bench_clients.rs makes the table. GUARD_CLUSTER names the
 primaries, GUARD_BENCH_SECONDS the time a row runs."""
 
@@ -142,11 +143,25 @@ def redis_py_rows(shas: Dict[str, str], run: str) -> List[Row]:
             guard_pipelined(lambda p, i: p.throttle(counter(i) + "t", 10**6, 10**6, 1))),
         Row("throttle.lua (EVALSHA)", lambda i: client.evalsha(shas["throttle"], 1, counter(i) + "l", 10**6, 10**6, 1, 1),
             pipelined(lambda p, i: p.execute_command("EVALSHA", shas["throttle"], 1, counter(i) + "l", 10**6, 10**6, 1, 1))),
+        *scripts_rows(client),
         Row("COUPON.RESERVE (package)", lambda i: g.reserve(f"{campaign(i)}:cpn", user(i)),
             guard_pipelined(lambda p, i: p.reserve(f"{campaign(i)}:cpn", user(i) + "p"))),
         Row("campaign_reserve.lua (EVALSHA)",
             lambda i: client.evalsha(shas["campaign_reserve"], 4, *twin_keys(campaign(i)), user(i), 3600),
             pipelined(lambda p, i: p.execute_command("EVALSHA", shas["campaign_reserve"], 4, *twin_keys(campaign(i)), user(i) + "p", 3600))),
+    ]
+
+
+def scripts_rows(client: Any) -> List[Row]:
+    """The package's MON.INCRCHECK and CL.THROTTLE on its scripts backend
+    through ``client`` (the module loaded or not, the package sends EVALSHA)."""
+    g = Guard(client, backend="scripts")
+    pipelined = batches(lambda: g.pipeline(transaction=False), lambda pipe: pipe.execute())
+    return [
+        Row("MON.INCRCHECK (scripts)", lambda i: g.incrcheck(counter(i), 1, 3600, [10**9]),
+            pipelined(lambda p, i: p.incrcheck(counter(i), 1, 3600, [10**9]))),
+        Row("CL.THROTTLE (scripts)", lambda i: g.throttle(counter(i) + "t", 10**6, 10**6, 1),
+            pipelined(lambda p, i: p.throttle(counter(i) + "t", 10**6, 10**6, 1))),
     ]
 
 
@@ -180,6 +195,7 @@ def glide_rows(shas: Dict[str, str], run: str) -> List[Row]:
         Row("CL.THROTTLE (package)", lambda i: g.throttle(counter(i) + "t", 10**6, 10**6, 1),
             guard_pipelined(lambda p, i: p.throttle(counter(i) + "t", 10**6, 10**6, 1))),
         Row("throttle.lua (EVALSHA)", lambda i: script("throttle", [counter(i) + "l"], [10**6, 10**6, 1, 1]), None),
+        *scripts_rows(client),
         Row("COUPON.RESERVE (package)", lambda i: g.reserve(f"{campaign(i)}:cpn", user(i)),
             guard_pipelined(lambda p, i: p.reserve(f"{campaign(i)}:cpn", user(i) + "p"))),
         Row("campaign_reserve.lua (EVALSHA)",

@@ -143,6 +143,25 @@ impl Server {
         Server::launched(None, &[], extra)
     }
 
+    /// A server as a managed service gives it: no module, and `COMMAND`,
+    /// `MODULE` and `CONFIG` renamed away (Aiven blocks them; the others
+    /// refuse `MODULE LOAD`), with the server options `extra`.
+    pub fn managed(extra: &[&str]) -> Server {
+        let mut args = vec![
+            "--rename-command",
+            "COMMAND",
+            "",
+            "--rename-command",
+            "MODULE",
+            "",
+            "--rename-command",
+            "CONFIG",
+            "",
+        ];
+        args.extend(extra);
+        Server::without_module(&args)
+    }
+
     fn launched(module: Option<PathBuf>, module_args: &[&str], extra: &[&str]) -> Server {
         let mut server = Server {
             port: 0,

@@ -7,7 +7,11 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readFileSync, readdirSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { connect, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   clients, clusterAddresses, clusterNoModuleAddresses, guardPackage, library, major, standaloneAddress, standaloneNoModuleAddress, version,
 } from "./clients.mjs";
@@ -425,7 +429,8 @@ async function errorsAreTheClients(side, tag) {
   }
 }
 
-/** The commands each method sends, as the server logs them (SLOWLOG). */
+/** The commands each method sends, as the server logs them (SLOWLOG: the
+ * harness starts the standalone servers with slowlog-log-slower-than 0). */
 async function sentWords(admin, call) {
   await admin.raw(["SLOWLOG", "RESET"]);
   await call();
@@ -443,51 +448,46 @@ async function optionsLeftOutAreNotSent(side, tag) {
   const k = (name) => `{${tag}}:${name}`;
   // The calls on campaigns (camp, c1, c2, c3) need campaigns.
   const runs = (words) => side.runs([words[0], ...(words.some((w) => /:(camp|c\d)$/.test(w)) ? ["COUPON.CREATE"] : [])]);
-  await connection.raw(["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
-  try {
-    if (runs(["COUPON.CREATE", k("camp")])) await side.raw(["COUPON.CREATE", k("camp"), 10]);
-    const table = [
-      [() => g.incrcheck(k("i"), 1, 10, 5), ["MON.INCRCHECK", k("i"), "1", "10", "5"]],
-      [() => g.incrcheck(k("i"), 1, 10, [5, 6], { alert: k("s") }), ["MON.INCRCHECK", k("i"), "1", "10", "5", "6", "ALERT", k("s")]],
-      [() => g.slidecheck(k("w"), 1, 10, 5), ["MON.SLIDECHECK", k("w"), "1", "10", "5"]],
-      [() => g.slidecheck(k("w"), 1, 10, 5, { alert: k("s"), maxlen: 9 }), ["MON.SLIDECHECK", k("w"), "1", "10", "5", "ALERT", k("s"), "MAXLEN", "9"]],
-      [() => g.distinct(k("d"), "m", 10, [1, 2]), ["MON.DISTINCT", k("d"), "m", "10", "1", "2"]],
-      [() => g.decrclamp(k("i"), 1), ["MON.DECRCLAMP", k("i"), "1"]],
-      [() => g.decrclamp(k("i"), 1, { alert: k("s"), maxlen: 3 }), ["MON.DECRCLAMP", k("i"), "1", "ALERT", k("s"), "MAXLEN", "3"]],
-      [() => g.issue(k("set"), "u", 5), ["COUPON.ISSUE", k("set"), "u", "5"]],
-      [() => g.revoke(k("set"), "u"), ["COUPON.REVOKE", k("set"), "u"]],
-      [() => g.throttle(k("t"), 1, 2, 3), ["CL.THROTTLE", k("t"), "1", "2", "3"]],
-      [() => g.throttle(k("t"), 1, 2, 3, 0), ["CL.THROTTLE", k("t"), "1", "2", "3", "0"]],
-      [() => g.throttleAll([[k("t"), 1, 2, 3]]), ["CL.THROTTLEALL", "1", k("t"), "1", "2", "3"]],
-      [() => g.throttleAll([[k("t"), 1, 2, 3]], { quantity: 0 }), ["CL.THROTTLEALL", "1", k("t"), "1", "2", "3", "QUANTITY", "0"]],
-      [() => g.create(k("c1"), 3), ["COUPON.CREATE", k("c1"), "3"]],
-      [() => g.create(k("c2"), 3, { hold: 9 }), ["COUPON.CREATE", k("c2"), "3", "HOLD", "9"]],
-      [() => g.reserve(k("camp"), "u"), ["COUPON.RESERVE", k("camp"), "u"]],
-      [() => g.reserve(k("camp"), "v", { id: "r" }), ["COUPON.RESERVE", k("camp"), "v", "ID", "r"]],
-      [() => g.confirm(k("camp"), 1), ["COUPON.CONFIRM", k("camp"), "1"]],
-      [() => g.release(k("camp"), 1), ["COUPON.RELEASE", k("camp"), "1"]],
-      [() => g.create(k("c3"), 3, { ledger: k("l"), maxlen: 9 }), ["COUPON.CREATE", k("c3"), "3", "LEDGER", k("l"), "MAXLEN", "9"]],
-      [() => g.reserve(k("c3"), "u", { ledger: k("l") }), ["COUPON.RESERVE", k("c3"), "u", "LEDGER", k("l")]],
-      [() => g.confirm(k("c3"), 1, { ledger: k("l") }), ["COUPON.CONFIRM", k("c3"), "1", "LEDGER", k("l")]],
-      [() => g.release(k("c3"), 1, { ledger: k("l") }), ["COUPON.RELEASE", k("c3"), "1", "LEDGER", k("l")]],
-      [() => g.issue(k("c3"), "w", 3, { ledger: k("l") }), ["COUPON.ISSUE", k("c3"), "w", "3", "LEDGER", k("l")]],
-      [() => g.revoke(k("c3"), "w", { ledger: k("l") }), ["COUPON.REVOKE", k("c3"), "w", "LEDGER", k("l")]],
-      [() => g.alter(k("camp"), { limit: 11 }), ["COUPON.ALTER", k("camp"), "LIMIT", "11"]],
-      [() => g.alter(k("c3"), { hold: 5, ledger: k("l") }), ["COUPON.ALTER", k("c3"), "HOLD", "5", "LEDGER", k("l")]],
-      [() => g.reclaim(k("camp")), ["COUPON.RECLAIM", k("camp")]],
-      [() => g.reclaim(k("c3"), { count: 3, ledger: k("l") }), ["COUPON.RECLAIM", k("c3"), "COUNT", "3", "LEDGER", k("l")]],
-      [() => g.reserveAll([k("camp"), k("c1")], "x"), ["COUPON.RESERVEALL", "2", k("camp"), k("c1"), "x"]],
-      [() => g.reserveAll([k("camp")], "y", { hold: 9, id: "r2" }), ["COUPON.RESERVEALL", "1", k("camp"), "y", "HOLD", "9", "ID", "r2"]],
-      [() => g.campaignInfo(k("camp")), ["COUPON.INFO", k("camp")]],
-      [() => g.claims(k("camp")), ["COUPON.CLAIMS", k("camp")]],
-      [() => g.claims(k("camp"), { count: 5 }), ["COUPON.CLAIMS", k("camp"), "COUNT", "5"]],
-    ];
-    assert.equal(new Set(table.map(([, words]) => words[0])).size, METHODS.length);
-    for (const [call, words] of table.filter(([, words]) => runs(words))) {
-      assert.deepEqual(await sentWords(connection, call), [side.backend === "scripts" ? evalshaWords(words) : words]);
-    }
-  } finally {
-    await connection.raw(["CONFIG", "SET", "slowlog-log-slower-than", "10000"]);
+  if (runs(["COUPON.CREATE", k("camp")])) await side.raw(["COUPON.CREATE", k("camp"), 10]);
+  const table = [
+    [() => g.incrcheck(k("i"), 1, 10, 5), ["MON.INCRCHECK", k("i"), "1", "10", "5"]],
+    [() => g.incrcheck(k("i"), 1, 10, [5, 6], { alert: k("s") }), ["MON.INCRCHECK", k("i"), "1", "10", "5", "6", "ALERT", k("s")]],
+    [() => g.slidecheck(k("w"), 1, 10, 5), ["MON.SLIDECHECK", k("w"), "1", "10", "5"]],
+    [() => g.slidecheck(k("w"), 1, 10, 5, { alert: k("s"), maxlen: 9 }), ["MON.SLIDECHECK", k("w"), "1", "10", "5", "ALERT", k("s"), "MAXLEN", "9"]],
+    [() => g.distinct(k("d"), "m", 10, [1, 2]), ["MON.DISTINCT", k("d"), "m", "10", "1", "2"]],
+    [() => g.decrclamp(k("i"), 1), ["MON.DECRCLAMP", k("i"), "1"]],
+    [() => g.decrclamp(k("i"), 1, { alert: k("s"), maxlen: 3 }), ["MON.DECRCLAMP", k("i"), "1", "ALERT", k("s"), "MAXLEN", "3"]],
+    [() => g.issue(k("set"), "u", 5), ["COUPON.ISSUE", k("set"), "u", "5"]],
+    [() => g.revoke(k("set"), "u"), ["COUPON.REVOKE", k("set"), "u"]],
+    [() => g.throttle(k("t"), 1, 2, 3), ["CL.THROTTLE", k("t"), "1", "2", "3"]],
+    [() => g.throttle(k("t"), 1, 2, 3, 0), ["CL.THROTTLE", k("t"), "1", "2", "3", "0"]],
+    [() => g.throttleAll([[k("t"), 1, 2, 3]]), ["CL.THROTTLEALL", "1", k("t"), "1", "2", "3"]],
+    [() => g.throttleAll([[k("t"), 1, 2, 3]], { quantity: 0 }), ["CL.THROTTLEALL", "1", k("t"), "1", "2", "3", "QUANTITY", "0"]],
+    [() => g.create(k("c1"), 3), ["COUPON.CREATE", k("c1"), "3"]],
+    [() => g.create(k("c2"), 3, { hold: 9 }), ["COUPON.CREATE", k("c2"), "3", "HOLD", "9"]],
+    [() => g.reserve(k("camp"), "u"), ["COUPON.RESERVE", k("camp"), "u"]],
+    [() => g.reserve(k("camp"), "v", { id: "r" }), ["COUPON.RESERVE", k("camp"), "v", "ID", "r"]],
+    [() => g.confirm(k("camp"), 1), ["COUPON.CONFIRM", k("camp"), "1"]],
+    [() => g.release(k("camp"), 1), ["COUPON.RELEASE", k("camp"), "1"]],
+    [() => g.create(k("c3"), 3, { ledger: k("l"), maxlen: 9 }), ["COUPON.CREATE", k("c3"), "3", "LEDGER", k("l"), "MAXLEN", "9"]],
+    [() => g.reserve(k("c3"), "u", { ledger: k("l") }), ["COUPON.RESERVE", k("c3"), "u", "LEDGER", k("l")]],
+    [() => g.confirm(k("c3"), 1, { ledger: k("l") }), ["COUPON.CONFIRM", k("c3"), "1", "LEDGER", k("l")]],
+    [() => g.release(k("c3"), 1, { ledger: k("l") }), ["COUPON.RELEASE", k("c3"), "1", "LEDGER", k("l")]],
+    [() => g.issue(k("c3"), "w", 3, { ledger: k("l") }), ["COUPON.ISSUE", k("c3"), "w", "3", "LEDGER", k("l")]],
+    [() => g.revoke(k("c3"), "w", { ledger: k("l") }), ["COUPON.REVOKE", k("c3"), "w", "LEDGER", k("l")]],
+    [() => g.alter(k("camp"), { limit: 11 }), ["COUPON.ALTER", k("camp"), "LIMIT", "11"]],
+    [() => g.alter(k("c3"), { hold: 5, ledger: k("l") }), ["COUPON.ALTER", k("c3"), "HOLD", "5", "LEDGER", k("l")]],
+    [() => g.reclaim(k("camp")), ["COUPON.RECLAIM", k("camp")]],
+    [() => g.reclaim(k("c3"), { count: 3, ledger: k("l") }), ["COUPON.RECLAIM", k("c3"), "COUNT", "3", "LEDGER", k("l")]],
+    [() => g.reserveAll([k("camp"), k("c1")], "x"), ["COUPON.RESERVEALL", "2", k("camp"), k("c1"), "x"]],
+    [() => g.reserveAll([k("camp")], "y", { hold: 9, id: "r2" }), ["COUPON.RESERVEALL", "1", k("camp"), "y", "HOLD", "9", "ID", "r2"]],
+    [() => g.campaignInfo(k("camp")), ["COUPON.INFO", k("camp")]],
+    [() => g.claims(k("camp")), ["COUPON.CLAIMS", k("camp")]],
+    [() => g.claims(k("camp"), { count: 5 }), ["COUPON.CLAIMS", k("camp"), "COUNT", "5"]],
+  ];
+  assert.equal(new Set(table.map(([, words]) => words[0])).size, METHODS.length);
+  for (const [call, words] of table.filter(([, words]) => runs(words))) {
+    assert.deepEqual(await sentWords(connection, call), [side.backend === "scripts" ? evalshaWords(words) : words]);
   }
 }
 
@@ -701,7 +701,7 @@ describe(`${library} ${version} scripts backend`, { skip: standaloneNoModuleAddr
       assert.match(warnings[0].message, /this guard runs the commands as Lua scripts/);
       const [figures] = await measure([bare], "evalsha");
       // One unknown command, then every call (the first again) as a script.
-      assert.equal(Number(/errorstat_ERR:count=(\d+)/.exec(await bare.raw(["INFO", "errorstats"]))?.[1] ?? 0), 1);
+      assert.equal(figures.errors, 1);
       assert.equal(figures.calls, made);
       // A fresh "auto" guard whose first call is a pipeline, or a transaction (EXECABORT), switches there.
       await pipelinesParseInOrder(sideOf("auto", bare, side.reference), `${tag}:p`, false);
@@ -742,6 +742,39 @@ describe(`${library} ${version} scripts backend`, { skip: standaloneNoModuleAddr
     assert.deepEqual(transaction, { evalshas: N, noscript: 0, loads: 1 });
     console.log(`ROUTING ${JSON.stringify({ library, version, backend: "scripts", method, "after SCRIPT FLUSH": { plain, pipelined, transaction } })}`);
   });
+
+  it("NOSCRIPT after a restart: the guard loads the script again, runs the call once more and continues the counter the AOF kept", async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), "guard-restart-"));
+    const start = async () => {
+      const server = spawn(
+        process.env.GUARD_SERVER ?? "redis-server",
+        ["--port", port, "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--save", "", "--rename-command", "MODULE", "", "--rename-command", "COMMAND", ""].map(String),
+        { stdio: "ignore" },
+      );
+      for (let i = 0; i < 200 && !(await answers(port)); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      return server;
+    };
+    const stopped = (server) => new Promise((resolve) => (server.exitCode !== null ? resolve() : server.once("exit", resolve)));
+    let server = await start();
+    const connection = await clients.standalone({ host: "127.0.0.1", port });
+    try {
+      const g = guard(connection.client, { backend: "scripts" });
+      const key = `{${run}:restart}:k`;
+      for (let i = 1; i <= 3; i++) assert.deepEqual(await g.incrcheck(key, 1, 60, 5), { current: i, level: 0 });
+      await connection.raw(["SHUTDOWN"]).catch(() => {});
+      await stopped(server);
+      server = await start();
+      assert.deepEqual(await g.incrcheck(key, 1, 60, 5), { current: 4, level: 0 });
+      const [figures] = await measure([connection], "evalsha");
+      assert.deepEqual({ calls: figures.calls, noscript: figures.rejected, loads: figures.loads }, { calls: 2, noscript: 1, loads: 1 });
+    } finally {
+      await connection.close();
+      server.kill("SIGKILL");
+      await stopped(server);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 // ---------------------------------------------------------------- cluster
@@ -774,25 +807,67 @@ async function ownerOf(nodes, key) {
   return { slot, owner: nodes.find((node) => node.port === port) };
 }
 
-async function resetStats(nodes) {
-  for (const node of nodes) await node.raw(["CONFIG", "RESETSTAT"]);
+/** A free loopback port, as the operating system hands one out. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+    probe.on("error", reject);
+  });
 }
 
-/** Per node: calls of `command` (rejected and failed too), SCRIPT LOADs, GETKEYS, MOVED/ASK. */
+/** Whether a server answers on `port` (a PING, read raw). */
+function answers(port) {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1", () => socket.write("PING\r\n"));
+    const answer = (pong) => {
+      socket.destroy();
+      resolve(pong);
+    };
+    socket.setTimeout(500, () => answer(false));
+    socket.on("data", (data) => answer(String(data).startsWith("+PONG")));
+    socket.on("error", () => answer(false));
+  });
+}
+
+/** A node's command and error counts now; `measure` counts from here on.
+ * CONFIG RESETSTAT is not used: the server without the module has CONFIG
+ * renamed away, as managed services do. */
+async function resetStats(nodes) {
+  for (const node of nodes) node.baseline = await statsOf(node);
+}
+
+async function statsOf(node) {
+  return {
+    stats: parseInfo(await node.raw(["INFO", "commandstats"]), "cmdstat_"),
+    errors: parseInfo(await node.raw(["INFO", "errorstats"]), "errorstat_"),
+  };
+}
+
+/** What one snapshot says of `command`, SCRIPT LOADs, GETKEYS, MOVED/ASK and errors. */
+function figuresOf({ stats, errors }, command) {
+  const mine = stats[command] ?? {};
+  return {
+    calls: mine.calls ?? 0,
+    rejected: (mine.rejected_calls ?? 0) + (mine.failed_calls ?? 0),
+    loads: (stats["script|load"] ?? stats.script)?.calls ?? 0,
+    getkeys: Object.entries(stats)
+      .filter(([name]) => name === "command" || name.startsWith("command|getkeys"))
+      .reduce((sum, [, { calls }]) => sum + (calls ?? 0), 0),
+    moved: (errors.MOVED?.count ?? 0) + (errors.ASK?.count ?? 0),
+    errors: Object.values(errors).reduce((sum, { count }) => sum + (count ?? 0), 0),
+  };
+}
+
+/** Per node since its `resetStats`: calls of `command` (rejected and failed too), SCRIPT LOADs, GETKEYS, MOVED/ASK, errors. */
 async function measure(nodes, command) {
   const figures = [];
   for (const node of nodes) {
-    const stats = parseInfo(await node.raw(["INFO", "commandstats"]), "cmdstat_");
-    const errors = parseInfo(await node.raw(["INFO", "errorstats"]), "errorstat_");
-    const mine = stats[command] ?? {};
-    figures.push({
-      port: node.port,
-      calls: mine.calls ?? 0,
-      rejected: (mine.rejected_calls ?? 0) + (mine.failed_calls ?? 0),
-      loads: (stats["script|load"] ?? stats.script)?.calls ?? 0,
-      getkeys: Object.keys(stats).filter((name) => name === "command" || name.startsWith("command|getkeys")).length,
-      moved: (errors.MOVED?.count ?? 0) + (errors.ASK?.count ?? 0),
-    });
+    const now = figuresOf(await statsOf(node), command);
+    const before = figuresOf(node.baseline ?? { stats: {}, errors: {} }, command);
+    figures.push({ port: node.port, ...Object.fromEntries(Object.entries(now).map(([name, n]) => [name, n - before[name]])) });
   }
   return figures;
 }

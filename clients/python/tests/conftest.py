@@ -121,10 +121,11 @@ async def _glide_async_cluster(where: str = "GUARD_CLUSTER", backend: Backend = 
                   glide.RequestError, [client.close])
 
 
-STANDALONE: Dict[str, Callable[[], Awaitable[Client]]] = {
-    "redis-py-resp2": lambda: _redis_py(2, False),
-    "redis-py-resp3": lambda: _redis_py(3, False),
-    "redis-py-resp3-decoded": lambda: _redis_py(3, True),
+#: Each takes ``where`` (the variable naming its server) and ``backend``.
+STANDALONE: Dict[str, Callable[..., Awaitable[Client]]] = {
+    "redis-py-resp2": functools.partial(_redis_py, 2, False),
+    "redis-py-resp3": functools.partial(_redis_py, 3, False),
+    "redis-py-resp3-decoded": functools.partial(_redis_py, 3, True),
     "redis-py-asyncio": _redis_py_async,
     "glide-sync": _glide_sync,
     "glide-asyncio": _glide_async,
