@@ -1,11 +1,5 @@
 -- MON.INCRCHECK key increment window threshold [threshold ...] [ALERT stream [MAXLEN n]]
-local command = 'mon.incrcheck'
-if 1 + #KEYS + #ARGV < 5 then return wrong_arity(command) end
-local now = now_ms()
-local increment, e = positive_arg(ARGV[1], 'increment')
-if e then return e end
-local expires_at
-expires_at, e = seconds_from(ARGV[2], 'window', now, command)
+local now, increment, expires_at, e = mon_head('mon.incrcheck')
 if e then return e end
 local thresholds, alert
 thresholds, alert, _, e = mon_tail(3, {})

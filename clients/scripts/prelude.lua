@@ -23,6 +23,11 @@ end
 local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 local NOT_INTEGER = 'ERR value is not an integer or out of range'
 
+-- What TYPE says of a key ('none', 'string', ..., a module type's name).
+local function type_of(key)
+  return redis.call('TYPE', key)['ok']
+end
+
 -- Magnitudes: decimal strings of digits, no leading zeros ('0' for zero).
 local function mag_cmp(a, b)
   if #a ~= #b then return #a < #b and -1 or 1 end
@@ -143,6 +148,13 @@ local function int_floordiv(a, b)
   return join(true, mag_add(q, '1')), mag_sub(b, r)
 end
 
+-- a mod n for a magnitude a and a small number n (at most 2^40), exactly.
+local function mag_mod_small(a, n)
+  local rest = 0
+  for i = 1, #a do rest = (rest * 10 + a:byte(i) - 48) % n end
+  return rest
+end
+
 local function int_fits(x)
   return int_cmp(x, INT_MIN) >= 0 and int_cmp(x, INT_MAX) <= 0
 end
@@ -210,7 +222,7 @@ end
 -- The integer a string key holds (a string), nil for a missing key, or an
 -- error reply (another type, not an integer).
 local function read_integer(key)
-  local kind = redis.call('TYPE', key)['ok']
+  local kind = type_of(key)
   if kind == 'none' then return nil end
   if kind ~= 'string' then return nil, err(WRONGTYPE) end
   local n = parse_int(redis.call('GET', key))
@@ -304,9 +316,10 @@ local OVERFLOW = 'ERR increment or decrement would overflow'
 
 -- The options from ARGV[from] on, among `names`: ALERT (its stream is
 -- KEYS[2], never the counter KEYS[1]), MAXLEN (only with ALERT) and a
--- command's own. Returns the alert ({stream, maxlen} or nil), the own
--- options' values by name, or an error reply last.
-local function alert_options(from, names)
+-- command's own, each checked where it stands by `check_own(name, value)`
+-- (if given; an error reply or nil). Returns the alert ({stream, maxlen}
+-- or nil), the own options' values by name, or an error reply last.
+local function alert_options(from, names, check_own)
   local alert, values = {}, {}
   local e = walk_options(from, names, {ALERT = true}, 2, function(name, value)
     if name == 'ALERT' then
@@ -317,6 +330,8 @@ local function alert_options(from, names)
       if bad then return bad end
       alert.maxlen = n
     else
+      local bad = check_own and check_own(name, value)
+      if bad then return bad end
       values[name] = value
     end
   end)
@@ -330,10 +345,11 @@ end
 
 -- The MON commands' tail from ARGV[from]: thresholds, then the options
 -- (the first option name after the first threshold starts them): ALERT,
--- MAXLEN and the command's `own`. Returns the thresholds (strings), the
--- alert ({stream, maxlen} or nil), the own options' values by name, or an
--- error reply last.
-local function mon_tail(from, own)
+-- MAXLEN and the command's `own`, checked by `check_own` as
+-- `alert_options` does. Returns the thresholds (strings), the alert
+-- ({stream, maxlen} or nil), the own options' values by name, or an error
+-- reply last.
+local function mon_tail(from, own, check_own)
   local names = {'ALERT', 'MAXLEN'}
   for _, name in ipairs(own) do names[#names + 1] = name end
   local options_at = #ARGV + 1
@@ -357,18 +373,39 @@ local function mon_tail(from, own)
     end
     thresholds[position] = t
   end
-  local alert, values, e = alert_options(options_at, names)
+  local alert, values, e = alert_options(options_at, names, check_own)
   if e then return nil, nil, nil, e end
   return thresholds, alert, values
+end
+
+-- A stream named by a call (ALERT's, LEDGER's) is a stream or nothing,
+-- even where nothing would be written to it.
+local function require_stream(key)
+  local kind = type_of(key)
+  if kind ~= 'none' and kind ~= 'stream' then return err(WRONGTYPE) end
+  return nil
+end
+
+-- MON.INCRCHECK's and MON.SLIDECHECK's head, `key increment window
+-- threshold`: the arity, the clock, then `increment` and `window`.
+-- Returns now (ms), the increment, the window's end from now (ms), or an
+-- error reply last.
+local function mon_head(command)
+  if 1 + #KEYS + #ARGV < 5 then return nil, nil, nil, wrong_arity(command) end
+  local now = now_ms()
+  local increment, e = positive_arg(ARGV[1], 'increment')
+  if e then return nil, nil, nil, e end
+  local expires_at
+  expires_at, e = seconds_from(ARGV[2], 'window', now, command)
+  if e then return nil, nil, nil, e end
+  return now, increment, expires_at
 end
 
 -- The stream of an alert is a stream or nothing, checked before the
 -- counter is read.
 local function alert_check(alert)
   if alert == nil then return nil end
-  local kind = redis.call('TYPE', alert.stream)['ok']
-  if kind ~= 'none' and kind ~= 'stream' then return err(WRONGTYPE) end
-  return nil
+  return require_stream(alert.stream)
 end
 
 -- The counter KEYS[1] (nil when missing) once the alert's stream is
@@ -404,6 +441,28 @@ local function alert_append(alert, fields)
   local added = redis.pcall(unpack(xadd))
   if type(added) == 'table' and added.err then return added end
   return nil
+end
+
+-- COUPON.ISSUE's and COUPON.REVOKE's options from ARGV[from] on (only
+-- LEDGER, whose stream is KEYS[2]), then the coupon set KEYS[1]'s size (0
+-- when missing), in the module's order: a campaign (the module's type;
+-- the scripts keep none yet) is WRONGTYPE; a set keeps no ledger, so a
+-- LEDGER stream (checked to be a stream or nothing first) is an error;
+-- any other type is WRONGTYPE. Returns the size, or an error reply.
+local function coupon_set_size(from)
+  local ledger
+  local e = walk_options(from, {'LEDGER'}, {LEDGER = true}, 2, function(_, value) ledger = value end)
+  if e then return nil, e end
+  local kind = type_of(KEYS[1])
+  if kind == 'guard-cpn' then return nil, err(WRONGTYPE) end
+  if ledger ~= nil then
+    e = require_stream(ledger)
+    if e then return nil, e end
+    return nil, err('ERR ledger: the key is no campaign and keeps no ledger')
+  end
+  if kind == 'none' then return 0 end
+  if kind ~= 'set' then return nil, err(WRONGTYPE) end
+  return redis.call('SCARD', KEYS[1])
 end
 
 -- CL.THROTTLE's GCRA, over 64-bit nanoseconds (see src/throttle/gcra.rs,

@@ -36,6 +36,20 @@ def calls(t: str) -> List[Tuple[str, Tuple[Any, ...], Dict[str, Any]]]:
         ("throttle", (f"{k}:rate", 2, 1, 60, 5), {}),
         ("throttle_all", ([(f"{k}:s", 2, 1, 60), (f"{k}:d", 5, 10, 3600)],), {}),
         ("throttle_all", ([(f"{k}:s", 2, 1, 60), (f"{k}:s", 5, 10, 3600)],), {}),
+        ("slidecheck", (f"{k}:win", 2, 60, [3, 5]), {}),
+        ("slidecheck", (f"{k}:win", 2, 60, [3, 5]), {"alert": f"{k}:alerts"}),
+        ("slidecheck", (f"{k}:win", 2, 60, [3]), {"buckets": 6}),
+        ("slidecheck", (f"{k}:win", 2, 7, [3]), {"buckets": 3000}),
+        ("distinct", (f"{k}:cards", "c1", 60, [2]), {}),
+        ("distinct", (f"{k}:cards", "c2", 60, [2]), {"alert": f"{k}:alerts", "maxlen": 10}),
+        ("distinct", (f"{k}:cards", "", 60, [2]), {}),
+        ("issue", (f"{k}:coupons", "u1", 1), {}),
+        ("issue", (f"{k}:coupons", "u1", 1), {}),
+        ("issue", (f"{k}:coupons", "u2", 1), {}),
+        ("issue", (f"{k}:coupons", "u2", 1), {"ledger": f"{k}:ledger"}),
+        ("revoke", (f"{k}:coupons", "u1"), {}),
+        ("revoke", (f"{k}:coupons", "u1"), {}),
+        ("issue", (f"{k}:orders", "u1", 1), {}),
     ]
 
 
