@@ -142,16 +142,22 @@ def error_count(server: Any) -> int:
 def test_keys_move_between_the_module_and_the_scripts_both_ways() -> None:
     """On a server with the module, a guard on each backend: the calls go
     to one then the other on the same keys (each key written by one, read
-    by the other, both ways) and answer what the module alone answers."""
+    by the other, both ways) and answer what the module alone answers.
+    Sliding windows, kept in another layout, are refused as WRONGTYPE."""
     import redis
 
     (host, port), = address("GUARD_STANDALONE")
     client = redis.Redis(host=host, port=port)
     backends = {"module": Guard(client, backend="module"), "scripts": Guard(client, backend="scripts")}
 
+    def moving(tag: str) -> List[Tuple[str, Tuple[Any, ...], Dict[str, Any]]]:
+        """The calls on the module's plain values (a window is a module
+        type the scripts keep in their own layout: checked below)."""
+        return [call for call in calls(tag) if call[0] != "slidecheck"]
+
     def run(tag: str, order: List[str]) -> List[Any]:
         results: List[Any] = []
-        for i, (method, args, kwargs) in enumerate(calls(tag) + calls(tag)):
+        for i, (method, args, kwargs) in enumerate(moving(tag) + moving(tag)):
             try:
                 results.append(getattr(backends[order[i % len(order)]], method)(*args, **kwargs))
             except redis.ResponseError as error:
@@ -170,6 +176,12 @@ def test_keys_move_between_the_module_and_the_scripts_both_ways() -> None:
         tag = uuid.uuid4().hex
         assert run(tag, order) == alone, order
         assert alerts(tag) == alerts(reference), order
+    # A window does not move: the other backend refuses it, both ways.
+    for maker, other in (("module", "scripts"), ("scripts", "module")):
+        window = f"{{{uuid.uuid4().hex}}}:win"
+        assert backends[maker].slidecheck(window, 1, 60, [3]) == (1, 0)
+        with pytest.raises(redis.ResponseError, match="^WRONGTYPE "):
+            backends[other].slidecheck(window, 1, 60, [3])
     client.close()
 
 
