@@ -4,12 +4,12 @@ against a server given as GUARD_STANDALONE=host:port."""
 
 import asyncio
 import os
-from typing import Dict, List
+from typing import List
 
 import redis
 import redis.asyncio
 
-from redis_guard import SOLD_OUT, AsyncGuard, Check, Claim, Guard, Reservation, Throttle
+from redis_guard import SOLD_OUT, AsyncGuard, CampaignInfo, Check, Claim, Guard, Reservation, Throttle
 
 host, port = os.environ.get("GUARD_STANDALONE", "127.0.0.1:6379").rsplit(":", 1)
 g = Guard(redis.Redis(host=host, port=int(port)))
@@ -30,9 +30,9 @@ g.create("sale:spring", 100, peruser=1, hold=600)
 held: Reservation = g.reserve("sale:spring", "alice", request_id="order-1001")
 if held.claim != SOLD_OUT:
     print("confirm", g.confirm("sale:spring", held.claim))
-info: Dict[str, int] = g.campaign_info("sale:spring")
+info: CampaignInfo = g.campaign_info("sale:spring")
 live: List[Claim] = g.claims("sale:spring")
-print("available", info["available"], "live", [claim.state for claim in live])
+print("available", info.available, "live", [claim.state for claim in live])
 
 # Several calls, one round trip; results parsed, in order.
 pipe = g.pipeline(transaction=False)

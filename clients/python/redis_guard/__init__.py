@@ -8,8 +8,9 @@ clients, routed straight to the key's node in a cluster.
 Check(current=1, level=0)
 """
 
+from .errors import CampaignExists, GuardError, NoSuchCampaign, WrongType
 from .guard import AsyncGuard, AsyncPipeline, Backend, Guard, Pipeline
-from .results import ALREADY_WON, SOLD_OUT, Cart, Check, Claim, Reservation, Throttle, ThrottleAll
+from .results import ALREADY_WON, SOLD_OUT, CampaignInfo, Cart, Check, Claim, Confirm, Reservation, Throttle, ThrottleAll
 
 __version__ = "0.4.0"
 
@@ -19,12 +20,18 @@ __all__ = [
     "AsyncGuard",
     "AsyncPipeline",
     "Backend",
+    "CampaignExists",
+    "CampaignInfo",
     "Cart",
     "Check",
     "Claim",
+    "Confirm",
     "Guard",
+    "GuardError",
+    "NoSuchCampaign",
     "Pipeline",
     "Reservation",
     "Throttle",
     "ThrottleAll",
+    "WrongType",
 ]

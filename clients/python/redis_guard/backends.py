@@ -58,19 +58,22 @@ class _RedisPyBatch:
                 for call in self._calls:
                     pipe.execute_command(*call.words)
                 return pipe
+        # A raw call (key None) is routed by redis-py itself.
         pipe = client.pipeline() if self._transaction is None else client.pipeline(transaction=self._transaction)
         for call in self._calls:
             pipe.execute_command(*call.words, **redis_py.target(call))
         return pipe
 
     def execute(self) -> Any:
+        # Each call's error in its place: the guard raises the first one
+        # its call does not expect (create's exist_ok).
         if not self._redis_py.is_async:
-            return self._pipeline().execute()
+            return self._pipeline().execute(raise_on_error=False)
         return self._execute_async()
 
     async def _execute_async(self) -> Any:
         await self._redis_py.ready()
-        return await self._pipeline().execute()
+        return await self._pipeline().execute(raise_on_error=False)
 
 
 class RedisPy:
@@ -118,6 +121,27 @@ class RedisPy:
 
     def batch(self, transaction: Optional[bool]) -> _RedisPyBatch:
         return _RedisPyBatch(self, transaction)
+
+    def is_server_error(self, error: BaseException) -> bool:
+        """An error reply of the server (redis-py's ResponseError and its
+        subclasses), not a connection's or the client's own."""
+        response_error = _class_of("redis.exceptions", "ResponseError")
+        return response_error is not None and isinstance(error, response_error)
+
+    def close(self) -> Any:
+        """Closes the clients the backend made itself (asyncio cluster
+        transactions: one per node); an awaitable for asyncio."""
+        owners, self._owners = list(self._owners.values()), {}
+        if not self.is_async:
+            return None
+        return _close_all(owners)
+
+
+async def _close_all(clients: List[Any]) -> None:
+    for client in clients:
+        await (client.aclose() if hasattr(client, "aclose") else client.close())
+        # A client given its pool leaves the pool's connections open.
+        await client.connection_pool.disconnect()
 
 
 # --- valkey-glide -----------------------------------------------------------
@@ -194,25 +218,36 @@ class _GlideBatch:
         return batch, options
 
     def execute(self) -> Any:
+        # Each call's error in its place (raise_on_error False), as redis-py.
         if self._glide.is_async:
             return self._execute_async()
         client, replies = self._glide.client, []
         for alone, calls in self._segments():
             if alone:
-                replies.append(self._glide.execute(calls[0]))
+                try:
+                    replies.append(self._glide.execute(calls[0]))
+                except Exception as error:
+                    if not self._glide.is_server_error(error):
+                        raise
+                    replies.append(error)
                 continue
             batch, options = self._batch(calls)
-            replies += list((client.exec(batch, True, options) if options else client.exec(batch, True)) or [])
+            replies += list((client.exec(batch, False, options) if options else client.exec(batch, False)) or [])
         return replies
 
     async def _execute_async(self) -> List[Any]:
         client, replies = self._glide.client, []
         for alone, calls in self._segments():
             if alone:
-                replies.append(await self._glide.execute(calls[0]))
+                try:
+                    replies.append(await self._glide.execute(calls[0]))
+                except Exception as error:
+                    if not self._glide.is_server_error(error):
+                        raise
+                    replies.append(error)
                 continue
             batch, options = self._batch(calls)
-            replies += list(await (client.exec(batch, True, options) if options else client.exec(batch, True)) or [])
+            replies += list(await (client.exec(batch, False, options) if options else client.exec(batch, False)) or [])
         return replies
 
 
@@ -233,6 +268,18 @@ class _Glide:
 
     def batch(self, transaction: Optional[bool]) -> _GlideBatch:
         return _GlideBatch(self, transaction)
+
+    def is_server_error(self, error: BaseException) -> bool:
+        """An error reply of the server: glide's RequestError, but not its
+        subclasses for a timeout, a lost connection or a closed client."""
+        module = self.module
+        local = tuple(getattr(module, name) for name in ("TimeoutError", "ConnectionError", "ClosingError")
+                      if hasattr(module, name))
+        return isinstance(error, module.RequestError) and not isinstance(error, local)
+
+    def close(self) -> None:
+        """Nothing to close: glide's batches use the client's connections."""
+        return None
 
 
 def backend_for(client: Any, is_async: bool) -> Any:

@@ -9,18 +9,22 @@ over redis-py or valkey-glide alike. Arguments go to the server as given
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, Generic, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any, Callable, Generic, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import results
-from .results import Cart, Check, Claim, EncodableT, Reservation, Throttle, ThrottleAll
+from .errors import CampaignExists
+from .results import CampaignInfo, Cart, Check, Claim, Confirm, EncodableT, Reservation, Throttle, ThrottleAll
 
 T = TypeVar("T")
 
 #: One threshold or several, strictly increasing.
 Thresholds = Union[int, Iterable[int]]
+#: A time in whole seconds: an int, or a ``timedelta`` of whole seconds.
+Seconds = Union[int, timedelta]
 #: One CL.THROTTLEALL limiter: (key, max_burst, count, period).
-Limit = Tuple[EncodableT, int, int, int]
+Limit = Tuple[EncodableT, int, int, Seconds]
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,12 @@ class Call(Generic[T]):
     key: Optional[EncodableT]
     parse: Callable[[Any], T]
     key_indexes: Tuple[int, ...] = ()
+    #: What the call answers for a server error it expects (``create``'s
+    #: ``exist_ok``), given the package's error; it raises any other.
+    on_error: Optional[Callable[[BaseException], T]] = None
+    #: An application's own command queued in a pipeline: sent as it is
+    #: on either backend, its reply unparsed.
+    raw: bool = False
 
 
 @dataclass(frozen=True)
@@ -43,16 +53,21 @@ class _Key:
     name: EncodableT
 
 
-def _word(value: Union[EncodableT, int]) -> EncodableT:
+def _word(value: Union[EncodableT, int, timedelta]) -> EncodableT:
     # valkey-glide sends only str and bytes; redis-py encodes ints the same.
     if isinstance(value, (str, bytes)):
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
+    if isinstance(value, timedelta):
+        whole, fraction = divmod(value, timedelta(seconds=1))
+        if fraction:
+            raise ValueError(f"a time in whole seconds, not {value!r}")
+        return str(whole)
     raise TypeError(f"expected str, bytes or int, got {type(value).__name__}")
 
 
-Word = Union[EncodableT, int, _Key]
+Word = Union[EncodableT, int, timedelta, _Key]
 
 
 def _call(parse: Callable[[Any], T], key: Optional[EncodableT], *words: Word) -> Call[T]:
@@ -61,7 +76,7 @@ def _call(parse: Callable[[Any], T], key: Optional[EncodableT], *words: Word) ->
     return Call(plain, key, parse, keys)
 
 
-def _option(name: str, value: Optional[Union[EncodableT, int]]) -> List[Word]:
+def _option(name: str, value: Optional[Union[EncodableT, int, timedelta]]) -> List[Word]:
     return [] if value is None else [name, value]
 
 
@@ -91,7 +106,7 @@ def _quantity(name: Optional[str], quantity: int) -> List[Word]:
 def incrcheck(
     key: EncodableT,
     increment: int,
-    window: int,
+    window: Seconds,
     thresholds: Thresholds,
     *,
     alert: Optional[EncodableT] = None,
@@ -108,7 +123,7 @@ def incrcheck(
 def slidecheck(
     key: EncodableT,
     increment: int,
-    window: int,
+    window: Seconds,
     thresholds: Thresholds,
     *,
     buckets: Optional[int] = None,
@@ -125,7 +140,7 @@ def slidecheck(
 def distinct(
     key: EncodableT,
     member: EncodableT,
-    window: int,
+    window: Seconds,
     thresholds: Thresholds,
     *,
     alert: Optional[EncodableT] = None,
@@ -161,7 +176,7 @@ def revoke(key: EncodableT, user: EncodableT, *, ledger: Optional[EncodableT] = 
     return _call(results.integer, key, "COUPON.REVOKE", _Key(key), user, *_key_option("LEDGER", ledger))
 
 
-def throttle(key: EncodableT, max_burst: int, count: int, period: int, quantity: int = 1) -> Call[Throttle]:
+def throttle(key: EncodableT, max_burst: int, count: int, period: Seconds, quantity: int = 1) -> Call[Throttle]:
     """CL.THROTTLE: one GCRA limiter of ``count`` per ``period`` seconds."""
     return _call(
         results.throttle, key, "CL.THROTTLE", _Key(key), max_burst, count, period,
@@ -187,25 +202,35 @@ def create(
     limit: int,
     *,
     peruser: Optional[int] = None,
-    hold: Optional[int] = None,
+    hold: Optional[Seconds] = None,
     ledger: Optional[EncodableT] = None,
     maxlen: Optional[int] = None,
+    exist_ok: bool = False,
 ) -> Call[bool]:
     """COUPON.CREATE: a campaign of ``limit`` places; True. With ``ledger``
     every change of a claim is appended to that stream (trimmed to about
-    ``maxlen``), and every write of the campaign must name it."""
-    return _call(
+    ``maxlen``), and every write of the campaign must name it. The key
+    exists: ``CampaignExists``, or False with ``exist_ok`` (an
+    application's restart; the campaign is left as it is)."""
+    call = _call(
         results.ok, key, "COUPON.CREATE", _Key(key), limit,
         *_option("PERUSER", peruser), *_option("HOLD", hold),
         *_key_option("LEDGER", ledger), *_option("MAXLEN", maxlen),
     )
+    return replace(call, on_error=_exists) if exist_ok else call
+
+
+def _exists(error: BaseException) -> bool:
+    if isinstance(error, CampaignExists):
+        return False
+    raise error
 
 
 def reserve(
     key: EncodableT,
     user: EncodableT,
     *,
-    hold: Optional[int] = None,
+    hold: Optional[Seconds] = None,
     request_id: Optional[EncodableT] = None,
     ledger: Optional[EncodableT] = None,
 ) -> Call[Reservation]:
@@ -217,9 +242,10 @@ def reserve(
     )
 
 
-def confirm(key: EncodableT, claim: int, *, ledger: Optional[EncodableT] = None) -> Call[int]:
-    """COUPON.CONFIRM: 1 confirmed, 0 already, -2 no place, -3 no such hold."""
-    return _call(results.integer, key, "COUPON.CONFIRM", _Key(key), claim, *_key_option("LEDGER", ledger))
+def confirm(key: EncodableT, claim: int, *, ledger: Optional[EncodableT] = None) -> Call[Confirm]:
+    """COUPON.CONFIRM: ``Confirm.CONFIRMED`` (1), ``ALREADY`` (0),
+    ``OVER_LIMIT`` (-2: no place, released) or ``NO_CLAIM`` (-3)."""
+    return _call(results.confirm, key, "COUPON.CONFIRM", _Key(key), claim, *_key_option("LEDGER", ledger))
 
 
 def release(key: EncodableT, claim: int, *, ledger: Optional[EncodableT] = None) -> Call[int]:
@@ -232,7 +258,7 @@ def alter(
     *,
     limit: Optional[int] = None,
     peruser: Optional[int] = None,
-    hold: Optional[int] = None,
+    hold: Optional[Seconds] = None,
     ledger: Optional[EncodableT] = None,
 ) -> Call[bool]:
     """COUPON.ALTER: change the campaign's settings now (restock, lower a
@@ -256,7 +282,7 @@ def reserve_all(
     keys: Sequence[EncodableT],
     user: EncodableT,
     *,
-    hold: Optional[int] = None,
+    hold: Optional[Seconds] = None,
     request_id: Optional[EncodableT] = None,
     ledger: Optional[EncodableT] = None,
 ) -> Call[Cart]:
@@ -273,8 +299,8 @@ def reserve_all(
     )
 
 
-def campaign_info(key: EncodableT) -> Call[Dict[str, int]]:
-    """COUPON.INFO: the campaign's settings and totals, by name."""
+def campaign_info(key: EncodableT) -> Call[CampaignInfo]:
+    """COUPON.INFO: the campaign's settings and totals."""
     return _call(results.campaign_info, key, "COUPON.INFO", _Key(key))
 
 

@@ -13,9 +13,10 @@ import functools
 import logging
 from typing import Any, Callable, Coroutine, Generic, List, Literal, Optional, ParamSpec, TypeVar, final, overload
 
-from . import commands, scripts
+from . import commands, errors, scripts
 from .backends import backend_for
 from .commands import Call
+from .results import EncodableT
 
 #: How calls are sent: the module's commands, its Lua scripts, or the
 #: module's until the server says it has no such command, then scripts.
@@ -86,7 +87,7 @@ class _Mode:
         self.backend = backend
         self.scripts = backend == "scripts"
 
-    def switch(self, error: Exception) -> bool:
+    def switch(self, error: BaseException) -> bool:
         """Should the call that failed with ``error`` run as a script?"""
         if self.backend != "auto" or not scripts.is_unknown_command(error):
             return False
@@ -96,11 +97,24 @@ class _Mode:
         return True
 
 
+def _answer(call: Call[T], error: BaseException, backend: Any) -> T:
+    """What ``call`` gives for ``error``: a server error becomes the
+    package's (see ``errors``), or the value the call expects for it;
+    anything else is raised as it is."""
+    if not backend.is_server_error(error):
+        raise error
+    typed = errors.typed(error)
+    if call.on_error is not None:
+        return call.on_error(typed)
+    raise typed.with_traceback(error.__traceback__) from None
+
+
 class _Queue:
     """What both pipelines keep: the calls queued and how to send them.
     On the scripts backend each call is its EVALSHA, and the scripts the
     batch needs are loaded first inside it (a transaction can then never
-    meet NOSCRIPT at EXEC)."""
+    meet NOSCRIPT at EXEC). The application's own commands
+    (``execute_command``) go as they are, on either backend."""
 
     def __init__(self, backend: Any, transaction: Optional[bool], mode: _Mode) -> None:
         self._backend = backend
@@ -111,24 +125,59 @@ class _Queue:
     def _queue(self, call: Call[Any]) -> None:
         self._calls.append(call)
 
-    def _batch(self) -> tuple[Any, int]:
-        """The client's batch for the calls, and how many replies before
+    def _batch(self, calls: List[Call[Any]]) -> tuple[Any, int]:
+        """The client's batch for ``calls``, and how many replies before
         theirs are the scripts' loads."""
         batch = self._backend.batch(self._transaction)
         loads = 0
         if self._mode.scripts:
             seen = set()
-            for call in self._calls:
-                if call.words[0] not in seen:
+            for call in calls:
+                if not call.raw and call.words[0] not in seen:
                     seen.add(call.words[0])
                     batch.queue(scripts.script_load(call))
                     loads += 1
-        for call in self._calls:
-            batch.queue(scripts.evalsha(call) if self._mode.scripts else call)
+        for call in calls:
+            batch.queue(scripts.evalsha(call) if self._mode.scripts and not call.raw else call)
         return batch, loads
 
-    def _parse(self, replies: List[Any], loads: int) -> List[Any]:
-        return [call.parse(reply) for call, reply in zip(self._calls, replies[loads:])]
+    def _retry(self, replies: List[Any], loads: int) -> List[Call[Any]]:
+        """The guard's calls to send again as scripts: all of them when the
+        server answered one with its unknown-command error ("auto", the
+        module absent: none of them ran; the application's own commands
+        did, and keep their replies)."""
+        if self._mode.scripts:
+            return []
+        for call, reply in zip(self._calls, replies[loads:]):
+            if not call.raw and isinstance(reply, BaseException) and self._mode.switch(reply):
+                return [call for call in self._calls if not call.raw]
+        return []
+
+    def _parse(self, replies: List[Any], loads: int, again: List[Any]) -> List[Any]:
+        """The results in order: ``again`` replaces the replies of the
+        guard's calls when they were sent again."""
+        mine = iter(again)
+        results = []
+        for call, reply in zip(self._calls, replies[loads:]):
+            if again and not call.raw:
+                reply = next(mine)
+            if isinstance(reply, BaseException):
+                results.append(_answer(call, reply, self._backend))
+            else:
+                results.append(reply if call.raw else call.parse(reply))
+        return results
+
+    def _aborted(self, error: BaseException) -> None:
+        """A batch the server refused whole (a transaction with an unknown
+        command: nothing ran): returns if it is to be sent again as
+        scripts, raises otherwise."""
+        if self._mode.scripts or not self._mode.switch(error):
+            if self._backend.is_server_error(error):
+                raise errors.typed(error).with_traceback(error.__traceback__) from None
+            raise error
+
+    def _raw(self, *words: EncodableT) -> Call[Any]:
+        return Call(tuple(words), None, lambda reply: reply, raw=True)
 
     def __len__(self) -> int:
         return len(self._calls)
@@ -150,19 +199,26 @@ class Guard(_Commands):
         self._mode = _Mode(backend)
 
     def _run(self, call: Call[T]) -> T:
+        try:
+            reply = self._send(call)
+        except Exception as error:
+            return _answer(call, error, self._backend)
+        return call.parse(reply)
+
+    def _send(self, call: Call[Any]) -> Any:
         if not self._mode.scripts:
             try:
-                return call.parse(self._backend.execute(call))
+                return self._backend.execute(call)
             except Exception as error:
                 if not self._mode.switch(error):
                     raise
         try:
-            return call.parse(self._backend.execute(scripts.evalsha(call)))
+            return self._backend.execute(scripts.evalsha(call))
         except Exception as error:
             if not scripts.is_noscript(error):
                 raise
         self._backend.execute(scripts.script_load(call))
-        return call.parse(self._backend.execute(scripts.evalsha(call)))
+        return self._backend.execute(scripts.evalsha(call))
 
     def pipeline(self, transaction: Optional[bool] = None) -> Pipeline:
         """Queue calls; ``execute()`` returns their results in order. A
@@ -170,6 +226,12 @@ class Guard(_Commands):
         None means what the client's own ``pipeline()`` does: a
         transaction on a standalone client, none on a cluster client."""
         return Pipeline(self._backend, transaction, self._mode)
+
+    def close(self) -> None:
+        """Releases what the guard opened itself (nothing over a sync
+        client: its calls use the client's connections). The client is
+        the application's to close."""
+        self._backend.close()
 
 
 @final
@@ -184,23 +246,38 @@ class AsyncGuard(_Commands):
         self._mode = _Mode(backend)
 
     async def _run(self, call: Call[T]) -> T:
+        try:
+            reply = await self._send(call)
+        except Exception as error:
+            return _answer(call, error, self._backend)
+        return call.parse(reply)
+
+    async def _send(self, call: Call[Any]) -> Any:
         if not self._mode.scripts:
             try:
-                return call.parse(await self._backend.execute(call))
+                return await self._backend.execute(call)
             except Exception as error:
                 if not self._mode.switch(error):
                     raise
         try:
-            return call.parse(await self._backend.execute(scripts.evalsha(call)))
+            return await self._backend.execute(scripts.evalsha(call))
         except Exception as error:
             if not scripts.is_noscript(error):
                 raise
         await self._backend.execute(scripts.script_load(call))
-        return call.parse(await self._backend.execute(scripts.evalsha(call)))
+        return await self._backend.execute(scripts.evalsha(call))
 
     def pipeline(self, transaction: Optional[bool] = None) -> AsyncPipeline:
         """As ``Guard.pipeline``; ``await execute()``."""
         return AsyncPipeline(self._backend, transaction, self._mode)
+
+    async def aclose(self) -> None:
+        """Closes what the guard opened itself: over an asyncio cluster
+        client, the connections of its transactions (one client per node
+        that served one). The client is the application's to close."""
+        closing = self._backend.close()
+        if closing is not None:
+            await closing
 
 
 @final
@@ -211,18 +288,29 @@ class Pipeline(_Commands, _Queue):
         self._queue(call)
         return self
 
+    def execute_command(self, *words: EncodableT) -> Pipeline:
+        """Queues one of the application's own commands (``SET``,
+        ``XADD``...), sent as it is; its reply is its result, unparsed.
+        In a transaction it shares the MULTI (in a cluster: the slot)."""
+        self._queue(self._raw(*words))
+        return self
+
     def execute(self) -> List[Any]:
-        """Sends the queued calls; their results, parsed, in order. A server
-        error is raised as the client raises it."""
-        batch, loads = self._batch()
+        """Sends the queued calls; their results, parsed, in order. The
+        first server error a call does not expect is raised, as the
+        package's error (see ``errors``)."""
+        batch, loads = self._batch(self._calls)
         try:
-            return self._parse(batch.execute(), loads)
+            replies = batch.execute()
         except Exception as error:
-            # Without the module no call of the batch ran: all again.
-            if self._mode.scripts or not self._mode.switch(error):
-                raise
-        batch, loads = self._batch()
-        return self._parse(batch.execute(), loads)
+            self._aborted(error)
+            batch, loads = self._batch(self._calls)
+            replies = batch.execute()
+        again = self._retry(replies, loads)
+        if again:
+            batch, retry_loads = self._batch(again)
+            return self._parse(replies, loads, batch.execute()[retry_loads:])
+        return self._parse(replies, loads, [])
 
     def __enter__(self) -> Pipeline:
         return self
@@ -239,16 +327,25 @@ class AsyncPipeline(_Commands, _Queue):
         self._queue(call)
         return self
 
+    def execute_command(self, *words: EncodableT) -> AsyncPipeline:
+        """As ``Pipeline.execute_command``."""
+        self._queue(self._raw(*words))
+        return self
+
     async def execute(self) -> List[Any]:
         """As ``Pipeline.execute``."""
-        batch, loads = self._batch()
+        batch, loads = self._batch(self._calls)
         try:
-            return self._parse(await batch.execute(), loads)
+            replies = await batch.execute()
         except Exception as error:
-            if self._mode.scripts or not self._mode.switch(error):
-                raise
-        batch, loads = self._batch()
-        return self._parse(await batch.execute(), loads)
+            self._aborted(error)
+            batch, loads = self._batch(self._calls)
+            replies = await batch.execute()
+        again = self._retry(replies, loads)
+        if again:
+            batch, retry_loads = self._batch(again)
+            return self._parse(replies, loads, (await batch.execute())[retry_loads:])
+        return self._parse(replies, loads, [])
 
     async def __aenter__(self) -> AsyncPipeline:
         return self

@@ -7,7 +7,9 @@ RESP2 and RESP3 give the same values.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, NamedTuple, Optional, Union
+from dataclasses import dataclass, fields
+from enum import IntEnum
+from typing import Any, List, NamedTuple, Optional, Union
 
 #: A key, user, member or request id as the client sends it.
 EncodableT = Union[str, bytes]
@@ -77,6 +79,51 @@ class Claim(NamedTuple):
     request_id: Optional[EncodableT]
 
 
+class Confirm(IntEnum):
+    """COUPON.CONFIRM's answer (an int: ``== 1`` still reads as before)."""
+
+    #: Confirmed now.
+    CONFIRMED = 1
+    #: Confirmed before.
+    ALREADY = 0
+    #: No place for it (a hold live again after a clock step): released;
+    #: refund the payment.
+    OVER_LIMIT = -2
+    #: No live claim with that number (expired, released, never made).
+    NO_CLAIM = -3
+
+    def __str__(self) -> str:
+        # The number, on every Python (3.11 made it so for IntEnum).
+        return str(int(self))
+
+
+@dataclass(frozen=True)
+class CampaignInfo:
+    """COUPON.INFO: the settings and the totals as of now. ``claims =
+    confirmed + held + released + expired``; ``available = max(0, limit
+    - confirmed - held)``. ``info["available"]`` reads a field by name,
+    as the dict this used to be."""
+
+    limit: int
+    peruser: int
+    hold: int
+    confirmed: int
+    held: int
+    available: int
+    claims: int
+    expired: int
+    released: int
+
+    def __getitem__(self, field: str) -> int:
+        if field not in _INFO_FIELDS:
+            raise KeyError(field)
+        value: int = getattr(self, field)
+        return value
+
+
+_INFO_FIELDS = frozenset(field.name for field in fields(CampaignInfo))
+
+
 def text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -127,9 +174,15 @@ def cart(reply: Any) -> Cart:
     return Cart(True, [Reservation(claim, expires) for claim, expires in zip(values[::2], values[1::2])], 0, None)
 
 
-def campaign_info(reply: Any) -> Dict[str, int]:
+def confirm(reply: Any) -> Confirm:
+    return Confirm(int(reply))
+
+
+def campaign_info(reply: Any) -> CampaignInfo:
     pairs = reply.items() if isinstance(reply, dict) else zip(reply[::2], reply[1::2])
-    return {text(field): int(value) for field, value in pairs}
+    # A field a newer module adds is left out.
+    values = {text(field): int(value) for field, value in pairs}
+    return CampaignInfo(**{name: values[name] for name in _INFO_FIELDS})
 
 
 def claims(reply: Any) -> List[Claim]:

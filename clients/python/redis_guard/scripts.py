@@ -11,6 +11,7 @@ command does.
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 import hashlib
 from pathlib import Path
 from typing import Any, Tuple
@@ -44,7 +45,7 @@ def evalsha(call: Call[Any]) -> Call[Any]:
     _, sha = source(_text(call.words[0]))
     keys = [call.words[i] for i in call.key_indexes]
     args = [w for i, w in enumerate(call.words) if i and i not in call.key_indexes]
-    return Call(("EVALSHA", sha, str(len(keys)), *keys, *args), call.key, call.parse, ())
+    return replace(call, words=("EVALSHA", sha, str(len(keys)), *keys, *args), key_indexes=())
 
 
 def script_load(call: Call[Any]) -> Call[Any]:

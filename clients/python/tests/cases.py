@@ -8,10 +8,10 @@ A result that holds a time is checked by a predicate instead of a value.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
-from redis_guard import ALREADY_WON, SOLD_OUT, Cart, Check, Claim, Reservation, Throttle, ThrottleAll
+from redis_guard import ALREADY_WON, SOLD_OUT, CampaignInfo, Cart, Check, Claim, Reservation, Throttle, ThrottleAll
 
 Words = Tuple[str, ...]
 
@@ -185,8 +185,8 @@ CASES: List[Case] = [
          ("COUPON.RESERVEALL", "2", "K", "K2", "u1", "LEDGER", "K2:ledger"), cart((1, 30), (1, 30)),
          setup=[("COUPON.CREATE", "K", "5", "HOLD", "30", "LEDGER", "K2:ledger"), ("COUPON.CREATE", "K2", "5")]),
     Case("campaign_info", ("K",), {}, ("COUPON.INFO", "K"),
-         {"limit": 5, "peruser": 2, "hold": 30, "confirmed": 1, "held": 1, "available": 3, "claims": 2,
-          "expired": 0, "released": 0},
+         CampaignInfo(limit=5, peruser=2, hold=30, confirmed=1, held=1, available=3, claims=2,
+                      expired=0, released=0),
          setup=[CREATE, ("COUPON.RESERVE", "K", "u1"), ("COUPON.ISSUE", "K", "u2", "5")]),
     Case("claims", ("K",), {}, ("COUPON.CLAIMS", "K"),
          lambda result: result[1] == Claim(2, "u2", "confirmed", -1, None)
@@ -249,7 +249,7 @@ def first_key(words: Words) -> str:
 def wire_of(result: Any) -> Any:
     """A parsed result in the shape of its RESP2 reply, to compare with a
     raw call: COUPON.CREATE's True as OK, named tuples as arrays, booleans
-    as 0/1, a dict as pairs, text as str."""
+    as 0/1, CampaignInfo as field/value pairs, text as str."""
     return "OK" if result is True else as_wire(result)
 
 
@@ -262,6 +262,8 @@ def as_wire(result: Any) -> Any:
         if not result.reserved:
             return [result.refused, result.at]
         return [value for each in result.reservations for value in each]
+    if isinstance(result, CampaignInfo):
+        return [item for field in fields(result) for item in (field.name, result[field.name])]
     if isinstance(result, ThrottleAll):
         return [int(result.limited), result.retry_after, *[as_wire(each) for each in result.results]]
     if isinstance(result, tuple):

@@ -7,12 +7,14 @@ from __future__ import annotations
 import re
 import threading
 import time
-from typing import Any, Callable, List
+from datetime import timedelta
+from typing import Any, Callable, Dict, List
 
 import pytest
 
 from cases import CASES, ERRORS, Case, decoded, first_key, plain, wire_of
-from conftest import STANDALONE, Client, address, admin, run_with, value
+from conftest import CLUSTER, STANDALONE, Client, address, admin, run_with, value
+from redis_guard import CampaignExists, Confirm, GuardError, NoSuchCampaign, WrongType
 
 
 class Monitor:
@@ -100,25 +102,55 @@ async def _every_method(flavour: str, client: Client) -> None:
         assert seen == [" ".join(case.words)], (case.method, case.kwargs, seen)
 
 
+def raw_info(node: Any, campaign: str) -> Dict[str, int]:
+    """COUPON.INFO by a raw call: a map (RESP3) or pairs (RESP2)."""
+    reply = node.execute_command("COUPON.INFO", campaign)
+    return dict(reply) if isinstance(reply, dict) else dict(zip(reply[::2], reply[1::2]))
+
+
 async def _errors(flavour: str, client: Client) -> None:
-    """Each bad call raises the client's own error with the raw call's
-    text, and writes nothing."""
+    """Each bad call raises the package's error, which is also the
+    client's own, with the server's text as redis-py reads it (the same
+    through every client: no ``ERR ``, no glide preamble), and writes
+    nothing."""
+    import redis
+
     (host, port), = address("GUARD_STANDALONE")
     node = admin(host, port)
     for n, (method, args, kwargs, words) in enumerate(ERRORS):
         case = Case(method, args, kwargs, words, None).bind(f"{{e:{flavour}:{n}}}:k", f"{{e:{flavour}:{n}}}:k2")
-        with pytest.raises(client.error) as ours:
+        with pytest.raises(GuardError) as ours:
             await client.call(case.method, *case.args, **case.kwargs)
-        with pytest.raises(client.error) as raw:
-            await value(client.raw(*case.words))
+        with pytest.raises(redis.ResponseError) as raw:
+            node.execute_command(*case.words)
+        assert isinstance(ours.value, client.error), (method, type(ours.value).__mro__)
         assert str(ours.value) == str(raw.value), (method, kwargs)
+        assert not str(ours.value).startswith("ERR "), str(ours.value)
         assert node.exists(*{case.words[1], f"{{e:{flavour}:{n}}}:k"}) == 0, (method, "wrote")
-    # A key of another type: WRONGTYPE, as raw.
+    # A key of another type: WrongType, the server's text.
     node.sadd(f"{{e:{flavour}}}:set", "x")
-    for method, args in [("incrcheck", (1, 60, 3)), ("throttle", (1, 1, 1)), ("reserve", ("u",))]:
-        with pytest.raises(client.error) as ours:
+    for method, args in [("incrcheck", (1, 60, 3)), ("slidecheck", (1, 60, 3)), ("throttle", (1, 1, 1)),
+                         ("reserve", ("u",))]:
+        with pytest.raises(WrongType) as ours:
             await client.call(method, f"{{e:{flavour}}}:set", *args)
-        assert "WRONGTYPE" in str(ours.value)
+        assert isinstance(ours.value, client.error)
+        assert str(ours.value) == "WRONGTYPE Operation against a key holding the wrong kind of value"
+    # A campaign that exists, and one that does not.
+    campaign = f"{{e:{flavour}}}:campaign"
+    assert await client.call("create", campaign, 2) is True
+    with pytest.raises(CampaignExists) as exists:
+        await client.call("create", campaign, 2)
+    assert isinstance(exists.value, client.error)
+    assert str(exists.value) == "BUSYKEY Target key name already exists."
+    assert await client.call("create", campaign, 9, exist_ok=True) is False
+    assert raw_info(node, campaign)["limit"] == 2, "exist_ok changed nothing"
+    for method, args in [("campaign_info", ()), ("reserve", ("u",)), ("claims", ())]:
+        with pytest.raises(NoSuchCampaign) as missing:
+            await client.call(method, f"{{e:{flavour}}}:none", *args)
+        assert isinstance(missing.value, client.error) and str(missing.value) == "no such campaign"
+    # Not the server's: raised as the client raises it.
+    with pytest.raises(TypeError):
+        await client.call("incrcheck", f"{{e:{flavour}}}:k", 1.5, 60, 3)
 
 
 async def _pipelines(flavour: str, client: Client) -> None:
@@ -142,7 +174,42 @@ async def _pipelines(flavour: str, client: Client) -> None:
         await value(pipe.execute())
 
 
+async def _typed_results_and_the_applications_commands(flavour: str, client: Client) -> None:
+    """CONFIRM's answers by name, seconds as timedelta, and the
+    application's own commands in a guard pipeline: in a transaction they
+    share its MULTI with the guard's calls."""
+    (host, port), = address("GUARD_STANDALONE")
+    node = admin(host, port)
+    campaign, order = f"{{t:{flavour}}}:campaign", f"{{t:{flavour}}}:order"
+    assert await client.call("create", campaign, 1, hold=timedelta(minutes=2)) is True
+    assert raw_info(node, campaign)["hold"] == 120
+    held = await client.call("reserve", campaign, "u1", hold=timedelta(seconds=30))
+    assert 29_000 <= held.expires_at_ms - int(time.time() * 1000) <= 30_000
+    answers = [await client.call("confirm", campaign, claim) for claim in (held.claim, held.claim, 99)]
+    assert answers == [Confirm.CONFIRMED, Confirm.ALREADY, Confirm.NO_CLAIM] == [1, 0, -3]
+    assert [answer.name for answer in answers] == ["CONFIRMED", "ALREADY", "NO_CLAIM"]
+    assert str(answers[0]) == "1"
+    info = await client.call("campaign_info", campaign)
+    assert (info.confirmed, info.available, info["confirmed"]) == (1, 0, 1)
+    await client.call("incrcheck", f"{{t:{flavour}}}:n", 1, timedelta(hours=1), 5)
+    assert 3590 <= node.ttl(f"{{t:{flavour}}}:n") <= 3600
+    with pytest.raises(ValueError, match="whole seconds"):
+        await client.call("throttle", f"{{t:{flavour}}}:never", 1, 1, timedelta(seconds=1.5))
+    assert not node.exists(f"{{t:{flavour}}}:never")
+    monitor = Monitor()
+    pipe = client.guard.pipeline(transaction=True)
+    pipe.release(campaign, held.claim).execute_command("SET", order, "refunded").create(campaign, 1, exist_ok=True)
+    results = await value(pipe.execute())
+    lines = [line for line in monitor.stop() if flavour in line or line.split()[0] in ("MULTI", "EXEC")]
+    assert results[0] == 1 and decoded(results[1]) in ("OK", True) and results[2] is False, results
+    assert node.get(order) == "refunded"
+    at = lines.index(f"COUPON.RELEASE {campaign} {held.claim}")
+    assert lines[at - 1:at + 4] == ["MULTI", f"COUPON.RELEASE {campaign} {held.claim}", f"SET {order} refunded",
+                                    f"COUPON.CREATE {campaign} 1", "EXEC"], lines
+
+
 test_every_method = per_flavour(_every_method)
+test_typed_results_and_the_applications_commands = per_flavour(_typed_results_and_the_applications_commands)
 test_errors = per_flavour(_errors)
 test_pipelines = per_flavour(_pipelines)
 
@@ -177,3 +244,49 @@ def test_wrong_argument_types_raise_before_anything_is_sent() -> None:
     ):
         with pytest.raises(TypeError):
             call()
+
+
+@pytest.mark.parametrize("flavour", list(CLUSTER))
+def test_a_cluster_transaction_carries_the_applications_commands(flavour: str) -> None:
+    """In a cluster the guard's transaction and the application's own
+    commands (same slot) share one MULTI on the key's owner."""
+    tag = f"{{x:{flavour}}}"
+
+    async def body(client: Client) -> None:
+        pipe = client.guard.pipeline(transaction=True)
+        pipe.incrcheck(f"{tag}:n", 1, 60, 3).execute_command("SET", f"{tag}:order", "paid").decrclamp(f"{tag}:n", 1)
+        results = await value(pipe.execute())
+        assert (results[0], decoded(results[1]) in ("OK", True), results[2]) == ((1, 0), True, 0), results
+        assert decoded(await value(client.raw("GET", f"{tag}:order"))) == "paid"
+
+    run_with(CLUSTER[flavour], body)
+
+
+def test_aclose_closes_the_connections_the_guard_opened() -> None:
+    """An AsyncGuard's transactions over an asyncio cluster client use
+    clients of its own, one per node: ``aclose()`` closes them, so nothing
+    is left open (ResourceWarning) once the application closes its
+    client."""
+    import asyncio
+    import gc
+    import warnings
+
+    import redis.asyncio.cluster
+
+    from redis_guard import AsyncGuard
+
+    async def main() -> None:
+        nodes = [redis.asyncio.cluster.ClusterNode(host, port) for host, port in address("GUARD_CLUSTER")]
+        client = redis.asyncio.cluster.RedisCluster(startup_nodes=nodes)
+        g = AsyncGuard(client)
+        for tag in ("a", "b", "c"):
+            await g.pipeline(transaction=True).incrcheck(f"{{{tag}}}:close", 1, 60, 3).execute()
+        await g.aclose()
+        await (client.aclose() if hasattr(client, "aclose") else client.close())
+
+    gc.collect()  # what earlier tests left is not this test's
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        asyncio.run(main())
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)], [str(w.message) for w in caught]
