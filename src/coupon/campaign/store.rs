@@ -199,6 +199,19 @@ pub struct Info {
     pub released: i64,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Entries of the expiry index read by [`Campaign::expired_holds`] on
+    /// this thread (tests assert the work of a call with it).
+    pub static HOLDS_VISITED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+#[inline(always)]
+fn count_visit() {
+    #[cfg(test)]
+    HOLDS_VISITED.with(|visited| visited.set(visited.get() + 1));
+}
+
 /// One live claim as COUPON.CLAIMS lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClaimView<'a> {
@@ -343,10 +356,13 @@ impl Campaign {
         self.requests.len()
     }
 
-    /// Holds expired at `now` and not reclaimed, the oldest first.
+    /// Holds expired at `now` and not reclaimed, the oldest first: lazy,
+    /// each one (and the first live hold, which ends it) read as it is
+    /// taken, so taking k reads at most k + 1 entries whatever the size.
     pub fn expired_holds(&self, now: i64) -> impl Iterator<Item = u64> + '_ {
         self.holds
             .iter()
+            .inspect(|_| count_visit())
             .take_while(move |(expires_at_ms, _)| *expires_at_ms < now)
             .map(|&(_, claim)| claim)
     }
