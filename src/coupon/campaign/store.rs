@@ -351,6 +351,21 @@ impl Campaign {
             .map(|handle| self.requests.payload(handle))
     }
 
+    /// A load begins: until [`Campaign::end_load`], the tables of users
+    /// and request ids keep their slots' hashes and grow at once (see
+    /// [`Interned::start_load`]), as a value built in one step may.
+    pub fn start_load(&mut self) {
+        self.users.start_load();
+        self.requests.start_load();
+    }
+
+    /// The load has ended (or failed): the tables are as inserting one by
+    /// one leaves them, without the hashes.
+    pub fn end_load(&mut self) {
+        self.users.end_load();
+        self.requests.end_load();
+    }
+
     /// Request ids kept: one per stored claim that has one.
     pub fn request_id_count(&self) -> usize {
         self.requests.len()
