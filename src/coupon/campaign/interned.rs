@@ -237,6 +237,25 @@ impl Interned {
         unreachable!("the table always has an empty slot")
     }
 
+    /// Where `handle` (its string hashed to `hash`) is in `table`, found
+    /// by comparing handles, never reading a string.
+    fn slot_of(table: &[u32], hash: usize, handle: Handle) -> Option<usize> {
+        if table.is_empty() {
+            return None;
+        }
+        let mask = table.len() - 1;
+        let mut at = hash & mask;
+        for step in 1.. {
+            match table[at] {
+                EMPTY => return None,
+                slot if slot == !handle => return Some(at),
+                _ => {}
+            }
+            at = (at + step) & mask;
+        }
+        unreachable!("the table always has an empty slot")
+    }
+
     /// Where `key`'s handle is: in `table` (false) or in the draining
     /// table (true), and at which position.
     fn locate(&self, key: &[u8]) -> Option<(bool, usize)> {
@@ -392,14 +411,17 @@ impl Interned {
         // A load only adds; should one remove, it ends.
         self.end_load();
         self.move_some();
-        match self.locate(self.key(handle)).expect("a kept key") {
-            (false, at) => {
+        let hash = self.hash(self.key(handle));
+        match Self::slot_of(&self.table, hash, handle) {
+            Some(at) => {
                 self.table[at] = TOMBSTONE;
                 self.tombstones += 1;
             }
-            (true, at) => {
+            None => {
                 // Its table is going: the tombstone is never counted.
-                self.draining.as_mut().expect("a draining table").table[at] = TOMBSTONE;
+                let draining = self.draining.as_mut().expect("a draining table");
+                let at = Self::slot_of(&draining.table, hash, handle).expect("a kept key");
+                draining.table[at] = TOMBSTONE;
             }
         }
         self.len -= 1;
