@@ -145,7 +145,9 @@ fn a_mass_expiry_leaves_every_call_bounded() {
     // Fill: one hold length for all, long enough to outlast the filling;
     // the last claim made is the last to expire.
     let filling = Instant::now();
-    let hold_s = 2 + claims_made as i64 / 50_000;
+    // (Sized for 20,000 reserves a second: a loaded 2-core machine filled
+    // 41,000 a second, short of the 50,000 this once assumed.)
+    let hold_s = 2 + claims_made as i64 / 20_000;
     let mut slowest = Slowest::default();
     fill(
         &mut con,
@@ -282,7 +284,7 @@ fn one_users_mass_expiry_leaves_every_call_bounded() {
     let mut con = server.con();
     let per_user = held as i64 + 10;
     create(&mut con, "sale", 10 * per_user, per_user, 3_600);
-    let hold_s = 2 + held as i64 / 50_000;
+    let hold_s = 2 + held as i64 / 20_000;
     let mut slowest = Slowest::default();
     fill(
         &mut con,
