@@ -1,75 +1,96 @@
 //! Entries appended to a stream in the same step as a write (an alert's
-//! record, a campaign's ledger): the XADD run on the primary, not
-//! propagated, and the XADD owed to replicas and the AOF as Redis rewrites
-//! its own (the entry's ID in place of `*`, an exact trim), sent after the
-//! write's effects, so the whole call travels in one MULTI.
+//! record, a campaign's ledger): what XADD does on the primary (through
+//! the module API, not a nested command), not propagated, and the XADD
+//! owed to replicas and the AOF as Redis rewrites its own (the entry's ID
+//! in place of `*`, an exact trim), sent after the write's effects, so the
+//! whole call travels in one MULTI.
 
-use crate::redis::{CommandKey, Word};
+use crate::redis::{CommandKey, KeptWord, StreamId, Word, Words};
 use crate::reply::ErrorReply;
 use crate::stats::Counter;
 
-/// The XADD arguments after the stream key, as the primary runs them:
-/// `[MAXLEN ~ n] * field value ...`.
-pub fn xadd_args(maxlen: Option<i64>, fields: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
-    let mut xadd = Vec::with_capacity(fields.len() + 4);
-    if let Some(n) = maxlen {
-        xadd.extend([
-            b"MAXLEN".to_vec(),
-            b"~".to_vec(),
-            n.to_string().into_bytes(),
+/// An entry's field/value pairs, in order, as words: fixed names kept
+/// (no string made for them), the rest as bytes or numbers.
+pub trait EntryFields {
+    fn words(&self) -> Words<'_>;
+}
+
+/// Fields given as bytes.
+impl EntryFields for Vec<Vec<u8>> {
+    fn words(&self) -> Words<'_> {
+        let mut words = Words::new();
+        for field in self {
+            words.extend(&[Word::Bytes(field)]);
+        }
+        words
+    }
+}
+
+static MAXLEN: KeptWord = KeptWord::new(c"MAXLEN");
+static EXACTLY: KeptWord = KeptWord::new(c"=");
+
+/// The XADD owed to replicas and the AOF after the key, as Redis rewrites
+/// its own: the ID the entry got instead of `*`, and an exact trim to the
+/// length the primary left (`MAXLEN = length`), so a replica ends with the
+/// same entries: `[MAXLEN = length] id field value ...`.
+fn propagated<'a>(
+    maxlen: Option<i64>,
+    length: i64,
+    id: &'a [u8],
+    fields: &'a Words<'a>,
+) -> Words<'a> {
+    let mut words = Words::new();
+    if maxlen.is_some() {
+        words.extend(&[
+            Word::Kept(&MAXLEN),
+            Word::Kept(&EXACTLY),
+            Word::Number(length),
         ]);
     }
-    xadd.push(b"*".to_vec());
-    xadd.extend(fields);
-    xadd
+    words.extend(&[Word::Bytes(id)]);
+    words.extend(fields.as_slice());
+    words
 }
 
-/// Those arguments as Redis rewrites its own XADD for replicas and the
-/// AOF: the ID the entry got instead of `*`, and an exact trim to the
-/// length the primary left (`MAXLEN = length`), so a replica ends with
-/// the same entries.
-pub fn rewritten(mut xadd: Vec<Vec<u8>>, id: Vec<u8>, length: i64) -> Vec<Vec<u8>> {
-    let trims = xadd.first().is_some_and(|first| first == b"MAXLEN");
-    if trims {
-        xadd[1] = b"=".to_vec();
-        xadd[2] = length.to_string().into_bytes();
-    }
-    xadd[if trims { 3 } else { 0 }] = id;
-    xadd
-}
-
-/// Appends an entry of `fields` to `stream`, trimmed to about `maxlen`.
-/// An XADD the server refuses (a stream whose last ID is the largest there
-/// is) is the error, and nothing is appended. No handle of the stream may
-/// be open.
-pub fn append<'call>(
+/// Appends an entry of `fields` to `stream`, trimmed to about `maxlen`
+/// (as `XADD stream [MAXLEN ~ maxlen] * fields...`). An entry the server
+/// refuses (a stream whose last ID is the largest there is) is the error,
+/// and nothing is appended. No handle of the stream may be open.
+pub fn append<'call, F: EntryFields>(
     stream: CommandKey<'call>,
     maxlen: Option<i64>,
-    fields: Vec<Vec<u8>>,
+    fields: F,
     counter: &'static Counter,
-) -> Result<Appended<'call>, ErrorReply> {
-    let xadd = xadd_args(maxlen, fields);
-    let (id, length) = stream.stream_add(&xadd)?;
+) -> Result<Appended<'call, F>, ErrorReply> {
+    let (id, length) = stream.stream_add(maxlen, fields.words().as_slice())?;
     Ok(Appended {
         stream,
-        xadd: rewritten(xadd, id, length),
+        maxlen,
+        fields,
+        id,
+        length,
         counter,
     })
 }
 
 /// An entry written and owed to replicas and the AOF.
-pub struct Appended<'call> {
+pub struct Appended<'call, F = Vec<Vec<u8>>> {
     stream: CommandKey<'call>,
-    xadd: Vec<Vec<u8>>,
+    maxlen: Option<i64>,
+    fields: F,
+    id: StreamId,
+    length: i64,
     counter: &'static Counter,
 }
 
-impl Appended<'_> {
+impl<F: EntryFields> Appended<'_, F> {
     /// Propagates the entry (after the write's effects: one MULTI with
     /// them) and counts it.
     pub fn propagate(self) {
-        let words: Vec<Word> = self.xadd.iter().map(|arg| Word::Bytes(arg)).collect();
-        self.stream.replicate_words(c"XADD", &words);
+        let id = self.id.to_string();
+        let fields = self.fields.words();
+        let words = propagated(self.maxlen, self.length, id.as_bytes(), &fields);
+        self.stream.replicate_words(c"XADD", words.as_slice());
         self.counter.bump();
     }
 }
@@ -78,8 +99,10 @@ impl Appended<'_> {
 mod tests {
     use super::*;
 
-    fn text(args: &[Vec<u8>]) -> Vec<String> {
-        args.iter()
+    fn text(words: &Words) -> Vec<String> {
+        words
+            .to_args()
+            .iter()
             .map(|arg| String::from_utf8_lossy(arg).into_owned())
             .collect()
     }
@@ -87,16 +110,16 @@ mod tests {
     #[test]
     fn the_xadd_propagated_names_the_id_and_trims_exactly() {
         let fields = vec![b"key".to_vec(), b"k".to_vec()];
-        let xadd = xadd_args(Some(100), fields.clone());
-        assert_eq!(text(&xadd), ["MAXLEN", "~", "100", "*", "key", "k"]);
+        let words = fields.words();
         assert_eq!(
-            text(&rewritten(xadd, b"7-0".to_vec(), 180)),
+            text(&propagated(Some(100), 180, b"7-0", &words)),
             ["MAXLEN", "=", "180", "7-0", "key", "k"]
         );
-        let xadd = xadd_args(None, fields);
         assert_eq!(
-            text(&rewritten(xadd, b"7-1".to_vec(), 3)),
+            text(&propagated(None, 3, b"7-1", &words)),
             ["7-1", "key", "k"]
         );
+        let id = StreamId { ms: 7, seq: 12 };
+        assert_eq!(id.to_string(), "7-12");
     }
 }

@@ -844,3 +844,137 @@ fn the_ledger_and_a_cart_share_their_campaigns_slot() {
     assert_eq!((cart[0], cart[2]), (1, 1));
     assert_eq!(entries_after(&mut owner, LEDGER, "").len(), 2);
 }
+
+/// `XADD twin MAXLEN ~ maxlen id fields...` with the ID and fields of the
+/// ledger's last entry: what the module's append must equal.
+fn xadd_last_entry_to(con: &mut Connection, twin: &str, maxlen: i64) {
+    let last: Vec<Entry> = redis::cmd("XREVRANGE")
+        .arg(LEDGER)
+        .arg("+")
+        .arg("-")
+        .arg("COUNT")
+        .arg(1)
+        .query(con)
+        .unwrap();
+    let mut xadd = redis::cmd("XADD");
+    xadd.arg(twin)
+        .arg("MAXLEN")
+        .arg("~")
+        .arg(maxlen)
+        .arg(&last[0].0);
+    for (field, value) in &last[0].1 {
+        xadd.arg(field).arg(value);
+    }
+    let _: String = xadd.query(con).unwrap();
+}
+
+/// The stream's entries' fields, IDs left out.
+fn contents(con: &mut Connection, stream: &str) -> Vec<Vec<(String, String)>> {
+    entries_after(con, stream, "")
+        .into_iter()
+        .map(|(_, fields)| fields)
+        .collect()
+}
+
+/// The ledger is appended to as XADD appends (the module writes it
+/// through the module API, not a nested XADD): beside a twin stream that
+/// gets the same entries by XADD, the same keyspace events (`xadd`, and
+/// `xtrim` when the approximate trim removes a node), the same entries
+/// left after each trim, also for a trim XADD's limit stops short (a
+/// stream far over MAXLEN with `stream-node-max-entries 0`); the WATCH
+/// signal; a client blocked on the ledger woken.
+#[test]
+fn the_ledger_is_written_as_xadd_writes_a_stream() {
+    let server = Server::start();
+    let mut con = server.con();
+    let config = |con: &mut Connection, value: &str| {
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("stream-node-max-entries")
+            .arg(value)
+            .query(con)
+            .unwrap();
+    };
+    config(&mut con, "4");
+    let create = |con: &mut Connection, key: &str, maxlen: i64| {
+        let _: () = redis::cmd("COUPON.CREATE")
+            .arg(&[key, "100000", "PERUSER", "100000"])
+            .arg(&["LEDGER", LEDGER, "MAXLEN", &maxlen.to_string()])
+            .query(con)
+            .unwrap();
+    };
+    create(&mut con, "{s}:sale", 10);
+    let events = events_of(&server, |con| {
+        for i in 0..30 {
+            reserve_ledgered(con, &format!("u{i}"));
+            xadd_last_entry_to(con, "{s}:twin", 10);
+        }
+    });
+    let of = |stream: &str| -> Vec<String> {
+        events
+            .iter()
+            .filter(|(_, key)| key == stream)
+            .map(|(event, _)| event.clone())
+            .collect()
+    };
+    assert_eq!(of(LEDGER), of("{s}:twin"));
+    assert!(
+        of(LEDGER).contains(&"xtrim".to_string()),
+        "{:?}",
+        of(LEDGER)
+    );
+    assert_eq!(contents(&mut con, LEDGER), contents(&mut con, "{s}:twin"));
+
+    assert!(!watch_survives(&server, LEDGER, |c| {
+        reserve_ledgered(c, "watched");
+    }));
+    let mut reader = server.con();
+    let blocked = thread::spawn(move || -> Value {
+        redis::cmd("XREAD")
+            .arg(&["BLOCK", "10000", "STREAMS", LEDGER, "$"])
+            .query(&mut reader)
+            .unwrap()
+    });
+    thread::sleep(Duration::from_millis(300));
+    reserve_ledgered(&mut con, "woken");
+    assert_ne!(blocked.join().unwrap(), Value::Nil, "the reader was woken");
+
+    // 25,000 entries over MAXLEN 100: XADD's trim stops at 10,000 entries
+    // whatever nodes hold (here only their bytes bound them).
+    config(&mut con, "0");
+    let _: () = redis::cmd("DEL").arg(LEDGER).query(&mut con).unwrap();
+    // The twin gets the same IDs, so its nodes fill alike.
+    for batch in 0..25 {
+        let mut pipe = redis::pipe();
+        for i in 0..1_000 {
+            pipe.cmd("XADD")
+                .arg(LEDGER)
+                .arg("*")
+                .arg("n")
+                .arg(batch * 1_000 + i);
+        }
+        let ids: Vec<String> = pipe.query(&mut con).unwrap();
+        let mut pipe = redis::pipe();
+        for (i, id) in ids.iter().enumerate() {
+            pipe.cmd("XADD")
+                .arg("{s}:big-twin")
+                .arg(id)
+                .arg("n")
+                .arg(batch * 1_000 + i)
+                .ignore();
+        }
+        let _: () = pipe.query(&mut con).unwrap();
+    }
+    create(&mut con, "{s}:big", 100);
+    let _: (i64, i64) = ledgered(&mut con, "COUPON.RESERVE", &["{s}:big", "u"]);
+    xadd_last_entry_to(&mut con, "{s}:big-twin", 100);
+    let len = |con: &mut Connection, stream: &str| -> i64 {
+        redis::cmd("XLEN").arg(stream).query(con).unwrap()
+    };
+    assert_eq!(len(&mut con, LEDGER), len(&mut con, "{s}:big-twin"));
+    assert!(len(&mut con, LEDGER) > 10_000, "XADD's limit held");
+    assert_eq!(
+        contents(&mut con, LEDGER),
+        contents(&mut con, "{s}:big-twin")
+    );
+}

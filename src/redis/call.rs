@@ -1,6 +1,6 @@
 //! Commands run through Redis itself: the set commands (Redis 7.0 gives
-//! modules no low-level set API) and a stream's XADD (no server gives
-//! modules a way to write streams).
+//! modules no low-level set API), a stream's XINFO (its last generated ID)
+//! and, rarely, XTRIM (`stream.rs` appends through the module API).
 
 use std::ffi::CStr;
 use std::os::raw::c_char;
@@ -52,42 +52,29 @@ impl CommandKey<'_> {
     }
 }
 
-impl CommandKey<'_> {
-    /// Runs `XADD key args...` on this key, not propagated: the caller
-    /// propagates the entry as Redis's own XADD rewrites itself (explicit
-    /// ID, exact trim). XADD brings its keyspace events and WATCH signal.
-    /// The new entry's ID, and the stream's length after any trim. No
-    /// handle of this key may be open.
-    pub fn stream_add(self, args: &[Vec<u8>]) -> Result<(Vec<u8>, i64), ErrorReply> {
-        let ctx = self.ctx.as_ptr();
-        // SAFETY: format "sv": the key, then an array of `len` strings made
-        // here on the command's context and freed after the call (which
-        // copies what it keeps); the reply is read, then freed once.
-        let id = unsafe {
-            let strings: Vec<*mut raw::RedisModuleString> = args
-                .iter()
-                .map(|a| raw::RedisModule_CreateString.unwrap()(ctx, a.as_ptr().cast(), a.len()))
-                .collect();
-            let reply = raw::RedisModule_Call.unwrap()(
-                ctx,
-                c"XADD".as_ptr(),
-                c"sv".as_ptr(),
-                self.name.as_ptr(),
-                strings.as_ptr(),
-                strings.len(),
-            );
-            for string in strings {
-                raw::RedisModule_FreeString.unwrap()(ctx, string);
-            }
-            if reply.is_null() {
-                return Err(ErrorReply::new("ERR nested XADD could not run"));
-            }
-            let id = string_reply(reply);
-            raw::RedisModule_FreeCallReply.unwrap()(reply);
-            id?
-        };
-        let length = self.open_read().map_or(0, |stream| stream.length());
-        Ok((id, length))
+/// `XTRIM key MAXLEN ~ maxlen` on this stream, not propagated: the trim
+/// XADD's `MAXLEN ~` makes (the two share their default LIMIT), with its
+/// `xtrim` event and WATCH signal when it deletes. No handle of this key
+/// may be open.
+pub(super) fn stream_trim_call(key: CommandKey<'_>, maxlen: i64) -> Result<(), ErrorReply> {
+    // SAFETY: format "sccl": the key, two C strings, a long long; the
+    // reply is read, then freed once.
+    unsafe {
+        let reply = raw::RedisModule_Call.unwrap()(
+            key.ctx.as_ptr(),
+            c"XTRIM".as_ptr(),
+            c"sccl".as_ptr(),
+            key.name.as_ptr(),
+            c"MAXLEN".as_ptr(),
+            c"~".as_ptr(),
+            maxlen as std::os::raw::c_longlong,
+        );
+        if reply.is_null() {
+            return Err(ErrorReply::new("ERR nested XTRIM could not run"));
+        }
+        let result = integer_reply(reply);
+        raw::RedisModule_FreeCallReply.unwrap()(reply);
+        result.map(drop)
     }
 }
 

@@ -21,6 +21,8 @@ pub enum EventClass {
     /// Module data types' events (`d` in notify-keyspace-events).
     Module = raw::REDISMODULE_NOTIFY_MODULE as isize,
     SortedSet = raw::REDISMODULE_NOTIFY_ZSET as isize,
+    /// Streams' events (`t`): `xadd`, `xtrim`.
+    Stream = raw::REDISMODULE_NOTIFY_STREAM as isize,
 }
 
 impl CommandKey<'_> {

@@ -20,7 +20,8 @@
 //! - `propagate.rs`: propagation to replicas and the AOF ([`Word`]s,
 //!   [`PlainWrite`]s).
 //! - `events.rs`: keyspace events and the `WATCH` signal.
-//! - `call.rs`: commands run through the server (sets, XADD).
+//! - `call.rs`: commands run through the server (sets, XINFO, XTRIM).
+//! - `stream.rs`: appending to a stream as XADD does.
 //! - `datatype.rs`: module data types, their RDB and AOF rewrite.
 //! - `load.rs`, `info.rs`, `alloc.rs`: loading, the INFO section, the
 //!   allocator.
@@ -38,6 +39,7 @@ mod key_access;
 mod load;
 mod propagate;
 mod spec;
+mod stream;
 mod tailed;
 
 pub use alloc::{allocated, ModuleAlloc};
@@ -51,4 +53,5 @@ pub use key_access::KeyAccess;
 pub use load::load;
 pub use propagate::{KeptWord, PlainWrite, Word, Words};
 pub use spec::{ArgDoc, Command, Keys};
+pub use stream::{StreamId, STREAM_IDS_USED_UP};
 pub use tailed::{Boxed, TailLength, Tailed};

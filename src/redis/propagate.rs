@@ -205,6 +205,58 @@ impl Word<'_> {
     }
 }
 
+impl Word<'_> {
+    /// Is its plain string ([`Word::to_plain_string`]) made for each
+    /// call? Every word's but a kept word's.
+    #[inline]
+    pub(super) fn is_made_plain(&self) -> bool {
+        !matches!(self, Word::Kept(_))
+    }
+
+    /// The word as a plain string (raw bytes, never an integer encoding:
+    /// what a stream entry's fields must be): a kept word is shared,
+    /// everything else is copied into a new string, which the caller
+    /// frees ([`Word::is_made_plain`]).
+    ///
+    /// # Safety
+    /// `ctx` is the running command's context.
+    #[inline]
+    pub(super) unsafe fn to_plain_string(
+        self,
+        ctx: *mut raw::RedisModuleCtx,
+    ) -> *mut raw::RedisModuleString {
+        let mut digits = [0u8; 20];
+        let bytes = match self {
+            Word::Kept(word) => return word.string(),
+            Word::Arg(arg) => arg.as_bytes(),
+            Word::Number(n) => decimal(&mut digits, n.unsigned_abs(), n < 0),
+            Word::Unsigned(n) => decimal(&mut digits, n, false),
+            Word::Bytes(bytes) => bytes,
+        };
+        make_string(ctx, bytes)
+    }
+}
+
+/// `n` (negated when `negative`) in decimal, written into the end of
+/// `buffer`.
+fn decimal(buffer: &mut [u8; 20], mut n: u64, negative: bool) -> &[u8] {
+    let mut at = buffer.len();
+    loop {
+        at -= 1;
+        buffer[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if negative {
+        // u64's 20 digits need no sign; i64's at most 19 leave room.
+        at -= 1;
+        buffer[at] = b'-';
+    }
+    &buffer[at..]
+}
+
 /// Words gathered for one propagated command: inline up to 16 (a hot
 /// path's few ops), on the heap past that (a replay's long lists).
 pub struct Words<'a> {
@@ -305,4 +357,23 @@ impl KeptWord {
 #[inline]
 unsafe fn make_string(ctx: *mut raw::RedisModuleCtx, bytes: &[u8]) -> *mut raw::RedisModuleString {
     raw::RedisModule_CreateString.unwrap()(ctx, bytes.as_ptr().cast(), bytes.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decimal;
+
+    #[test]
+    fn decimals_are_written_as_to_string_writes_them() {
+        for n in [0, 1, -1, 9, 10, -10, 123_456_789, i64::MAX, i64::MIN] {
+            let mut buffer = [0; 20];
+            let text = decimal(&mut buffer, n.unsigned_abs(), n < 0);
+            assert_eq!(text, n.to_string().as_bytes());
+        }
+        let mut buffer = [0; 20];
+        assert_eq!(
+            decimal(&mut buffer, u64::MAX, false),
+            u64::MAX.to_string().as_bytes()
+        );
+    }
 }

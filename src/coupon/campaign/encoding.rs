@@ -151,6 +151,8 @@ fn read_v1(input: &mut dyn Reader) -> Option<Campaign> {
         return None;
     }
     let mut campaign = Campaign::new(settings);
+    // Built in one step: its tables grow at once, searched by hash.
+    campaign.start_load();
     let mut with_request_ids = 0;
     for _ in 0..stored {
         let claim = u64::try_from(input.integer()?).ok()?;
@@ -176,6 +178,7 @@ fn read_v1(input: &mut dyn Reader) -> Option<Campaign> {
         };
         campaign.apply(&put).ok()?;
     }
+    campaign.end_load();
     // Stored claims never share a request id, yet a put gives an id a
     // held claim has to the new claim (an effect from the primary): one
     // shared shows as fewer ids kept than claims that came with one.

@@ -97,8 +97,17 @@ impl<T: Ord + Copy> SortedBlocks<T> {
             self.blocks.push(Vec::with_capacity(1));
             self.block_bytes += vec_bytes::<T>(1);
         }
-        let mut index = self.block_for(&entry);
-        let mut at = self.blocks[index].partition_point(|e| e < &entry);
+        // Holds mostly arrive in expiry order (and a load reads them so):
+        // past the last entry, the place is the end, found without a
+        // search over the blocks (each a pointer to follow).
+        let last = self.blocks.len() - 1;
+        let (mut index, mut at) = match self.blocks[last].last() {
+            Some(end) if *end < entry => (last, self.blocks[last].len()),
+            _ => {
+                let index = self.block_for(&entry);
+                (index, self.blocks[index].partition_point(|e| e < &entry))
+            }
+        };
         if self.blocks[index].len() == BLOCK {
             if index + 1 == self.blocks.len() && at == BLOCK {
                 // Past the end of a full last block: a new block, sized

@@ -87,6 +87,12 @@ pub struct Interned {
     /// While `table` grows: its predecessor, whose strings are not all
     /// moved over yet.
     draining: Option<Draining>,
+    /// While a load builds the strings ([`Interned::start_load`]): each
+    /// slot's hash (its low 32 bits), so that a search compares hashes
+    /// before it reads a string and growth moves strings without reading
+    /// them. Never kept past the load (nothing else sees it: no memory
+    /// counted, no defrag).
+    load_hashes: Option<Box<[u32]>>,
     hasher: RandomState,
     /// Entries moved by the last insert or remove (checks).
     #[cfg(test)]
@@ -112,6 +118,7 @@ impl Default for Interned {
             len: 0,
             tombstones: 0,
             draining: None,
+            load_hashes: None,
             hasher: RandomState::new(),
             #[cfg(test)]
             moved_by_last_operation: 0,
@@ -207,6 +214,48 @@ impl Interned {
         unreachable!("the table always has an empty slot")
     }
 
+    /// Where a string hashed to `hash` that `table` does not hold goes:
+    /// the position [`Interned::position`] would give it (the first
+    /// tombstone passed, or the empty slot that ends the search), found
+    /// without comparing a string (each comparison reads a slot of the
+    /// slab: a cache miss on a large table). For moves, whose strings are
+    /// unique. The table must not be full.
+    fn vacancy(table: &[u32], hash: usize) -> usize {
+        let mask = table.len() - 1;
+        let mut at = hash & mask;
+        let mut free = None;
+        for step in 1.. {
+            match table[at] {
+                EMPTY => return free.unwrap_or(at),
+                TOMBSTONE => {
+                    free.get_or_insert(at);
+                }
+                _ => {}
+            }
+            at = (at + step) & mask;
+        }
+        unreachable!("the table always has an empty slot")
+    }
+
+    /// Where `handle` (its string hashed to `hash`) is in `table`, found
+    /// by comparing handles, never reading a string.
+    fn slot_of(table: &[u32], hash: usize, handle: Handle) -> Option<usize> {
+        if table.is_empty() {
+            return None;
+        }
+        let mask = table.len() - 1;
+        let mut at = hash & mask;
+        for step in 1.. {
+            match table[at] {
+                EMPTY => return None,
+                slot if slot == !handle => return Some(at),
+                _ => {}
+            }
+            at = (at + step) & mask;
+        }
+        unreachable!("the table always has an empty slot")
+    }
+
     /// Where `key`'s handle is: in `table` (false) or in the draining
     /// table (true), and at which position.
     fn locate(&self, key: &[u8]) -> Option<(bool, usize)> {
@@ -235,6 +284,9 @@ impl Interned {
     /// The handle of `key`, and whether it is new: kept now with
     /// `payload` when it was not. One search finds it or its place.
     pub fn find_or_insert(&mut self, key: &[u8], payload: u64) -> (Handle, bool) {
+        if self.load_hashes.is_some() {
+            return self.find_or_insert_loading(key, payload);
+        }
         self.move_some();
         if self.draining.is_none() && (self.len + self.tombstones + 1) * 8 > self.table.len() * 7 {
             self.grow();
@@ -259,17 +311,117 @@ impl Interned {
         (handle, true)
     }
 
+    /// Keeps the hashes of the table's slots until [`Interned::end_load`]:
+    /// for a load, which builds the whole set of strings in one step (a
+    /// table grows at once then, never a few slots per operation). Searches
+    /// and growth then read no string but the ones whose hash matches;
+    /// tables end as large as inserting one by one makes them.
+    pub fn start_load(&mut self) {
+        self.settle();
+        if self.table.len() <= 1 << 32 {
+            let mut hashes = vec![0; self.table.len()].into_boxed_slice();
+            for (at, &slot) in self.table.iter().enumerate() {
+                if slot != EMPTY && slot != TOMBSTONE {
+                    hashes[at] = self.hash(self.key(!slot)) as u32;
+                }
+            }
+            self.load_hashes = Some(hashes);
+        }
+    }
+
+    /// Ends what [`Interned::start_load`] began: the hashes go.
+    pub fn end_load(&mut self) {
+        self.load_hashes = None;
+    }
+
+    /// [`Interned::find_or_insert`] while loading: the table grows at once
+    /// when it must, and a slot's string is read only when its hash is
+    /// `key`'s.
+    fn find_or_insert_loading(&mut self, key: &[u8], payload: u64) -> (Handle, bool) {
+        if (self.len + self.tombstones + 1) * 8 > self.table.len() * 7 {
+            self.grow_loading();
+        }
+        let Some(hashes) = self.load_hashes.as_deref() else {
+            // Grown past what the hashes place: the usual way.
+            return self.find_or_insert(key, payload);
+        };
+        let hash = self.hash(key) as u32;
+        let mask = self.table.len() - 1;
+        let mut at = hash as usize & mask;
+        let mut free = None;
+        for step in 1.. {
+            match self.table[at] {
+                EMPTY => break,
+                TOMBSTONE => {
+                    free.get_or_insert(at);
+                }
+                slot if hashes[at] == hash && self.key(!slot) == key => {
+                    return (!slot, false);
+                }
+                _ => {}
+            }
+            at = (at + step) & mask;
+        }
+        let at = free.unwrap_or(at);
+        let handle = self.store(key, payload);
+        if self.table[at] == TOMBSTONE {
+            self.tombstones -= 1;
+        }
+        self.table[at] = !handle;
+        if let Some(hashes) = self.load_hashes.as_deref_mut() {
+            hashes[at] = hash;
+        }
+        self.len += 1;
+        (handle, true)
+    }
+
+    /// [`Interned::grow`] while loading: the same new size, every string
+    /// moved at once by its kept hash, none read.
+    fn grow_loading(&mut self) {
+        let mut size = self.table.len().max(8);
+        while (self.len + 1) * 2 > size {
+            size *= 2;
+        }
+        if size > 1 << 32 {
+            // Beyond what 32 bits of hash place: the usual growth.
+            self.end_load();
+            self.grow();
+            self.settle();
+            return;
+        }
+        let old = std::mem::replace(&mut self.table, vec![EMPTY; size]);
+        let old_hashes = std::mem::replace(
+            self.load_hashes.as_mut().expect("loading"),
+            vec![0; size].into_boxed_slice(),
+        );
+        self.tombstones = 0;
+        let hashes = self.load_hashes.as_deref_mut().expect("loading");
+        for (&slot, &hash) in old.iter().zip(old_hashes.iter()) {
+            if slot == EMPTY || slot == TOMBSTONE {
+                continue;
+            }
+            let at = Self::vacancy(&self.table, hash as usize);
+            self.table[at] = slot;
+            hashes[at] = hash;
+        }
+    }
+
     /// Forgets the string of `handle`.
     pub fn remove(&mut self, handle: Handle) {
+        // A load only adds; should one remove, it ends.
+        self.end_load();
         self.move_some();
-        match self.locate(self.key(handle)).expect("a kept key") {
-            (false, at) => {
+        let hash = self.hash(self.key(handle));
+        match Self::slot_of(&self.table, hash, handle) {
+            Some(at) => {
                 self.table[at] = TOMBSTONE;
                 self.tombstones += 1;
             }
-            (true, at) => {
+            None => {
                 // Its table is going: the tombstone is never counted.
-                self.draining.as_mut().expect("a draining table").table[at] = TOMBSTONE;
+                let draining = self.draining.as_mut().expect("a draining table");
+                let at = Self::slot_of(&draining.table, hash, handle).expect("a kept key");
+                draining.table[at] = TOMBSTONE;
             }
         }
         self.len -= 1;
@@ -319,10 +471,7 @@ impl Interned {
             if *slot == EMPTY || *slot == TOMBSTONE {
                 continue;
             }
-            let key = self.key(!*slot);
-            let at = self
-                .position(&self.table, self.hash(key), key)
-                .expect_err("unique keys");
+            let at = Self::vacancy(&self.table, self.hash(self.key(!*slot)));
             self.table[at] = *slot;
             // Lookups still search the draining table: it must not find
             // the handle there once it may be removed from here.
@@ -337,6 +486,23 @@ impl Interned {
         #[cfg(test)]
         {
             self.moved_by_last_operation = moved as usize;
+        }
+    }
+
+    /// Ends a growth under way now: moves every string left in the
+    /// draining table at once. For a load, which builds a whole value in
+    /// one step anyway; not counted as an operation's moves
+    /// (`coupon_rehash_max_moved` is about calls).
+    fn settle(&mut self) {
+        let Some(draining) = self.draining.take() else {
+            return;
+        };
+        for &slot in &draining.table[draining.next..] {
+            if slot == EMPTY || slot == TOMBSTONE {
+                continue;
+            }
+            let at = Self::vacancy(&self.table, self.hash(self.key(!slot)));
+            self.table[at] = slot;
         }
     }
 
@@ -479,6 +645,48 @@ mod tests {
     use std::collections::HashMap;
 
     use super::*;
+
+    /// A load's table (hashes kept, grown at once) finds what it holds,
+    /// ends as large as one filled by single inserts, and goes on as
+    /// usual after the load; a string seen twice is found, not added.
+    #[test]
+    fn a_load_builds_the_table_single_inserts_build() {
+        for n in [0usize, 1, 7, 8, 100, 5_000, 60_000] {
+            let mut one_by_one = Interned::default();
+            let mut loaded = Interned::default();
+            loaded.start_load();
+            for i in 0..n {
+                let key = format!("user-{i}");
+                assert!(one_by_one.find_or_insert(key.as_bytes(), i as u64).1);
+                assert!(loaded.find_or_insert(key.as_bytes(), i as u64).1);
+                if i % 7 == 0 {
+                    let (handle, new) = loaded.find_or_insert(key.as_bytes(), 0);
+                    assert!(!new);
+                    assert_eq!(loaded.payload(handle), i as u64);
+                }
+            }
+            loaded.end_load();
+            assert!(loaded.draining.is_none() && loaded.load_hashes.is_none());
+            one_by_one.settle();
+            assert_eq!(loaded.table.len(), one_by_one.table.len(), "{n}");
+            assert_eq!(loaded.len(), n);
+            for i in 0..n {
+                let handle = loaded.find(format!("user-{i}").as_bytes()).unwrap();
+                assert_eq!(loaded.payload(handle), i as u64);
+            }
+            assert!(loaded.find(b"nobody").is_none());
+            for i in (0..n).step_by(2) {
+                let handle = loaded.find(format!("user-{i}").as_bytes()).unwrap();
+                loaded.remove(handle);
+            }
+            for i in 0..n {
+                assert_eq!(
+                    loaded.find(format!("user-{i}").as_bytes()).is_some(),
+                    i % 2 == 1
+                );
+            }
+        }
+    }
 
     #[test]
     fn agrees_with_a_hash_map_over_random_operations() {

@@ -5,6 +5,7 @@
 use super::effect::Effect;
 use super::settings::Settings;
 use super::store::{Campaign, ClaimState};
+use crate::redis::{KeptWord, Word, Words};
 
 /// What happened to a claim (or to the settings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,17 +19,37 @@ pub enum Op {
 }
 
 impl Op {
-    fn name(self) -> &'static [u8] {
+    /// Its name in an entry, kept: propagating or appending it makes no
+    /// string.
+    fn word(self) -> &'static KeptWord {
+        static RESERVED: KeptWord = KeptWord::new(c"reserved");
+        static CONFIRMED: KeptWord = KeptWord::new(c"confirmed");
+        static RELEASED: KeptWord = KeptWord::new(c"released");
+        static EXPIRED: KeptWord = KeptWord::new(c"expired");
+        static REVOKED: KeptWord = KeptWord::new(c"revoked");
+        static ALTERED: KeptWord = KeptWord::new(c"altered");
         match self {
-            Op::Reserved => b"reserved",
-            Op::Confirmed => b"confirmed",
-            Op::Released => b"released",
-            Op::Expired => b"expired",
-            Op::Revoked => b"revoked",
-            Op::Altered => b"altered",
+            Op::Reserved => &RESERVED,
+            Op::Confirmed => &CONFIRMED,
+            Op::Released => &RELEASED,
+            Op::Expired => &EXPIRED,
+            Op::Revoked => &REVOKED,
+            Op::Altered => &ALTERED,
         }
     }
 }
+
+/// The entries' field names.
+static KEY: KeptWord = KeptWord::new(c"key");
+static OP: KeptWord = KeptWord::new(c"op");
+static CLAIM: KeptWord = KeptWord::new(c"claim");
+static USER: KeptWord = KeptWord::new(c"user");
+static EXPIRES_AT_MS: KeptWord = KeptWord::new(c"expires_at_ms");
+static ID: KeptWord = KeptWord::new(c"id");
+static AVAILABLE: KeptWord = KeptWord::new(c"available");
+static LIMIT: KeptWord = KeptWord::new(c"limit");
+static PERUSER: KeptWord = KeptWord::new(c"peruser");
+static HOLD: KeptWord = KeptWord::new(c"hold");
 
 /// What one ledger entry records; `available` is after the change, as COUPON.INFO
 /// would report it.
@@ -52,9 +73,10 @@ pub enum Record {
 impl Record {
     /// The stream entry's field/value pairs, in SPEC's order, for the
     /// campaign `key`.
-    pub fn fields(&self, key: &[u8]) -> Vec<Vec<u8>> {
-        let number = |n: i64| n.to_string().into_bytes();
-        let mut fields = vec![b"key".to_vec(), key.to_vec(), b"op".to_vec()];
+    pub fn words<'a>(&'a self, key: Word<'a>) -> Words<'a> {
+        use Word::{Bytes, Kept, Number, Unsigned};
+        let mut words = Words::new();
+        words.extend(&[Kept(&KEY), key, Kept(&OP)]);
         match self {
             Record::Claim {
                 op,
@@ -63,35 +85,41 @@ impl Record {
                 expires_at_ms,
                 id,
                 available,
-            } => fields.extend([
-                op.name().to_vec(),
-                b"claim".to_vec(),
-                claim.to_string().into_bytes(),
-                b"user".to_vec(),
-                user.clone(),
-                b"expires_at_ms".to_vec(),
-                number(*expires_at_ms),
-                b"id".to_vec(),
-                id.clone().unwrap_or_default(),
-                b"available".to_vec(),
-                number(*available),
+            } => words.extend(&[
+                Kept(op.word()),
+                Kept(&CLAIM),
+                Unsigned(*claim),
+                Kept(&USER),
+                Bytes(user),
+                Kept(&EXPIRES_AT_MS),
+                Number(*expires_at_ms),
+                Kept(&ID),
+                Bytes(id.as_deref().unwrap_or_default()),
+                Kept(&AVAILABLE),
+                Number(*available),
             ]),
             Record::Altered {
                 settings,
                 available,
-            } => fields.extend([
-                Op::Altered.name().to_vec(),
-                b"limit".to_vec(),
-                number(settings.limit),
-                b"peruser".to_vec(),
-                number(settings.per_user),
-                b"hold".to_vec(),
-                number(settings.hold_s),
-                b"available".to_vec(),
-                number(*available),
+            } => words.extend(&[
+                Kept(Op::Altered.word()),
+                Kept(&LIMIT),
+                Number(settings.limit),
+                Kept(&PERUSER),
+                Number(settings.per_user),
+                Kept(&HOLD),
+                Number(settings.hold_s),
+                Kept(&AVAILABLE),
+                Number(*available),
             ]),
         }
-        fields
+        words
+    }
+
+    /// Those pairs as bytes.
+    #[cfg(test)]
+    pub fn fields(&self, key: &[u8]) -> Vec<Vec<u8>> {
+        self.words(Word::Bytes(key)).to_args()
     }
 }
 

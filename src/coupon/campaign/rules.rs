@@ -780,4 +780,110 @@ mod tests {
         );
         check_totals(&c, NOW);
     }
+
+    /// A write's decision, its outcome dropped.
+    type Decide = Box<dyn Fn(&Campaign) -> Plan<()>>;
+
+    fn unit<T>(plan: Plan<T>) -> Plan<()> {
+        Plan {
+            outcome: (),
+            effects: plan.effects,
+            fills_last_place: plan.fills_last_place,
+        }
+    }
+
+    /// Expiry-index entries read by `decide`, and the holds its plan
+    /// reclaims.
+    fn work<T>(c: &Campaign, decide: impl FnOnce(&Campaign) -> Plan<T>) -> (usize, usize, Plan<T>) {
+        use super::super::store::HOLDS_VISITED;
+        HOLDS_VISITED.with(|v| v.set(0));
+        let plan = decide(c);
+        let reclaimed = plan
+            .effects
+            .iter()
+            .filter(|e| matches!(e, Effect::Expire { .. }))
+            .count();
+        (HOLDS_VISITED.with(|v| v.get()), reclaimed, plan)
+    }
+
+    /// Work per call is bounded by the call, not by the campaign: RECLAIM
+    /// reads and reclaims at most COUNT expired holds (one more entry read
+    /// ends the walk), every other write at most RECLAIM_PER_CALL, however
+    /// many holds have expired, of many users or of one.
+    #[test]
+    fn a_call_reclaims_and_reads_a_bounded_number_of_holds() {
+        const EXPIRED: usize = 30_000;
+        let past = NOW - 2 * HOLD;
+        for whale in [false, true] {
+            let mut c = campaign(
+                EXPIRED as i64 + 1_000,
+                if whale { EXPIRED as i64 + 10 } else { 1 },
+            );
+            let user = move |i: usize| {
+                if whale {
+                    "whale".to_string()
+                } else {
+                    format!("u{i}")
+                }
+            };
+            for i in 0..EXPIRED {
+                reserve_at(&mut c, &user(i), None, past).unwrap();
+            }
+            // A live hold and a confirmed claim to confirm and release.
+            let live = match reserve_at(&mut c, "live", None, NOW).unwrap() {
+                Reservation::New { claim, .. } => claim,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(c.info(NOW).expired, EXPIRED as i64);
+            for count in [1, 16, 100, 10_000] {
+                let (visited, reclaimed, plan) = work(&c, |c| reclaim_expired(c, count, NOW));
+                assert_eq!(reclaimed, count, "RECLAIM COUNT {count}");
+                assert_eq!(plan.outcome, count as u64);
+                assert!(visited <= count + 1, "RECLAIM COUNT {count} read {visited}");
+            }
+            let bounded = RECLAIM_PER_CALL + 1;
+            let calls: [(&str, Decide); 6] = [
+                (
+                    "reserve",
+                    Box::new(|c| unit(reserve(c, b"new", None, NOW + HOLD, NOW).unwrap())),
+                ),
+                (
+                    "reserve by the user",
+                    Box::new(move |c| {
+                        unit(reserve(c, user(0).as_bytes(), None, NOW + HOLD, NOW).unwrap())
+                    }),
+                ),
+                ("confirm", Box::new(move |c| unit(confirm(c, live, NOW)))),
+                ("release", Box::new(move |c| unit(release(c, live, NOW)))),
+                (
+                    "issue",
+                    Box::new(|c| unit(issue(c, b"buyer", c.settings().limit, NOW).unwrap())),
+                ),
+                ("revoke", Box::new(|c| unit(revoke(c, b"live", NOW)))),
+            ];
+            for (name, call) in &calls {
+                let (visited, reclaimed, _) = work(&c, call);
+                assert_eq!(reclaimed, RECLAIM_PER_CALL, "{name} (one user: {whale})");
+                assert!(
+                    visited <= bounded,
+                    "{name} read {visited} holds (one user: {whale})"
+                );
+            }
+            // Drained by RECLAIM: never more than COUNT a call, and no
+            // hold is left behind.
+            let mut calls = 0;
+            loop {
+                let (visited, reclaimed, plan) = work(&c, |c| reclaim_expired(c, 7_000, NOW));
+                assert!(reclaimed <= 7_000 && visited <= 7_001);
+                run(&mut c, |_| plan);
+                calls += 1;
+                if reclaimed == 0 {
+                    break;
+                }
+            }
+            assert_eq!(calls, EXPIRED.div_ceil(7_000) + 1);
+            assert_eq!(c.expired_holds(NOW).count(), 0);
+            check_totals(&c, NOW);
+        }
+    }
 }

@@ -199,6 +199,19 @@ pub struct Info {
     pub released: i64,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Entries of the expiry index read by [`Campaign::expired_holds`] on
+    /// this thread (tests assert the work of a call with it).
+    pub static HOLDS_VISITED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+#[inline(always)]
+fn count_visit() {
+    #[cfg(test)]
+    HOLDS_VISITED.with(|visited| visited.set(visited.get() + 1));
+}
+
 /// One live claim as COUPON.CLAIMS lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClaimView<'a> {
@@ -338,15 +351,33 @@ impl Campaign {
             .map(|handle| self.requests.payload(handle))
     }
 
+    /// A load begins: until [`Campaign::end_load`], the tables of users
+    /// and request ids keep their slots' hashes and grow at once (see
+    /// [`Interned::start_load`]), as a value built in one step may.
+    pub fn start_load(&mut self) {
+        self.users.start_load();
+        self.requests.start_load();
+    }
+
+    /// The load has ended (or failed): the tables are as inserting one by
+    /// one leaves them, without the hashes.
+    pub fn end_load(&mut self) {
+        self.users.end_load();
+        self.requests.end_load();
+    }
+
     /// Request ids kept: one per stored claim that has one.
     pub fn request_id_count(&self) -> usize {
         self.requests.len()
     }
 
-    /// Holds expired at `now` and not reclaimed, the oldest first.
+    /// Holds expired at `now` and not reclaimed, the oldest first: lazy,
+    /// each one (and the first live hold, which ends it) read as it is
+    /// taken, so taking k reads at most k + 1 entries whatever the size.
     pub fn expired_holds(&self, now: i64) -> impl Iterator<Item = u64> + '_ {
         self.holds
             .iter()
+            .inspect(|_| count_visit())
             .take_while(move |(expires_at_ms, _)| *expires_at_ms < now)
             .map(|&(_, claim)| claim)
     }

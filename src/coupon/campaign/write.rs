@@ -11,11 +11,11 @@ use super::ledger_option;
 use super::rules::{Cart, Plan, Refusal};
 use super::settings::{Ledger, Settings};
 use super::store::Campaign;
-use crate::redis::{Arg, CommandKey, Ctx, EventClass, OpenKey};
+use crate::redis::{Arg, CommandKey, Ctx, EventClass, OpenKey, Word, Words, STREAM_IDS_USED_UP};
 use crate::replicated::pipeline;
 use crate::reply::ErrorReply;
 use crate::stats;
-use crate::stream::{self, Appended};
+use crate::stream::{self, Appended, EntryFields};
 
 pub const NO_SUCH_CAMPAIGN: ErrorReply = ErrorReply::new("ERR no such campaign");
 
@@ -54,10 +54,6 @@ pub fn decide<T>(
     Ok(outcome)
 }
 
-/// XADD's own error for a stream whose IDs are used up.
-const IDS_USED_UP: ErrorReply =
-    ErrorReply::new("ERR The stream has exhausted the last possible ID, unable to add more items");
-
 /// What one campaign's call owes its ledger: each record of `effects` on
 /// the campaign at `name`, with its ledger's MAXLEN; none without one (a
 /// release recorded as `releases`).
@@ -86,18 +82,18 @@ fn append<'call>(
     ctx: Ctx<'call>,
     stream: Option<Arg<'call>>,
     records: Vec<(Arg<'call>, Option<i64>, ledger::Record)>,
-) -> Result<Vec<Appended<'call>>, ErrorReply> {
+) -> Result<Vec<Appended<'call, Entry<'call>>>, ErrorReply> {
     let Some(stream) = stream.filter(|_| !records.is_empty()) else {
         return Ok(Vec::new());
     };
     let target = CommandKey::new(ctx, stream);
     if records.len() > 1 && !target.stream_has_ids_for(records.len() as u64)? {
-        return Err(IDS_USED_UP);
+        return Err(STREAM_IDS_USED_UP);
     }
     let mut appended = Vec::with_capacity(records.len());
     for (name, maxlen, record) in records {
-        let fields = record.fields(name.as_bytes());
-        match stream::append(target, maxlen, fields, &stats::COUPON_LEDGER_ENTRIES) {
+        let entry = Entry { name, record };
+        match stream::append(target, maxlen, entry, &stats::COUPON_LEDGER_ENTRIES) {
             Ok(entry) => appended.push(entry),
             Err(error) => {
                 // Not reached after the check above; should it be, what
@@ -108,6 +104,18 @@ fn append<'call>(
         }
     }
     Ok(appended)
+}
+
+/// A ledger entry: a record of the campaign at `name`.
+struct Entry<'call> {
+    name: Arg<'call>,
+    record: ledger::Record,
+}
+
+impl EntryFields for Entry<'_> {
+    fn words(&self) -> Words<'_> {
+        self.record.words(Word::Arg(self.name))
+    }
 }
 
 /// COUPON.CREATE: a new campaign at `name`, propagated as its settings
