@@ -761,3 +761,72 @@ fn every_script_answers_as_the_module_call_by_call() {
         );
     }
 }
+
+/// The prelude's exact integers against Rust's i128: sums, products,
+/// comparisons and floor divisions of operands drawn around the edges of
+/// the scripts' fast path (15 characters: Lua numbers below 10^15) and of
+/// the 64-bit range, every answer a canonical decimal string.
+#[test]
+fn the_preludes_integers_are_exact() {
+    let server = Server::without_module(&[]);
+    let mut con = server.con();
+    let prelude = std::fs::read_to_string(common::scripts::script_path("prelude")).unwrap();
+    let script = redis::Script::new(
+        &(prelude
+            + "local a, b = ARGV[1], ARGV[2]\n\
+           local q, r = '', ''\n\
+           if int_cmp(b, '0') > 0 then q, r = int_floordiv(a, b) end\n\
+           return {int_add(a, b), int_sub(a, b), int_mul(a, b), int_cmp(a, b), q, r}"),
+    );
+    let mut rng = Rng(SEED ^ 0x1e7);
+    let edges: [i128; 8] = [
+        0,
+        1,
+        999_999_999_999_999,
+        1_000_000_000_000_000,
+        99_999_999_999_999,
+        (1 << 53) - 1,
+        1_764_000_000_000_000_000,
+        i64::MAX as i128,
+    ];
+    let draw = |rng: &mut Rng| -> i128 {
+        let base = edges[rng.below(edges.len())];
+        let near = base + rng.below(7) as i128 - 3;
+        let scaled = (rng.below(1 << 30) as i128) * 10_i128.pow(rng.below(10) as u32);
+        let value = if rng.below(2) == 0 { near } else { scaled };
+        let value = value.clamp(i64::MIN as i128 + 1, i64::MAX as i128);
+        if rng.below(3) == 0 {
+            -value
+        } else {
+            value
+        }
+    };
+    for _ in 0..3_000 {
+        let (a, b) = (draw(&mut rng), draw(&mut rng));
+        let got: Vec<Value> = script
+            .arg(a.to_string())
+            .arg(b.to_string())
+            .invoke(&mut con)
+            .unwrap();
+        let text = |v: &Value| match v {
+            Value::BulkString(bytes) => String::from_utf8(bytes.clone()).unwrap(),
+            Value::Int(n) => n.to_string(),
+            other => panic!("{other:?}"),
+        };
+        let got: Vec<String> = got.iter().map(text).collect();
+        let (q, r) = if b > 0 {
+            (a.div_euclid(b).to_string(), a.rem_euclid(b).to_string())
+        } else {
+            (String::new(), String::new())
+        };
+        let expected = [
+            (a + b).to_string(),
+            (a - b).to_string(),
+            (a * b).to_string(),
+            (a.cmp(&b) as i8).to_string(),
+            q,
+            r,
+        ];
+        assert_eq!(got, expected, "{a} and {b}");
+    }
+}

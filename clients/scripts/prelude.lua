@@ -80,8 +80,22 @@ local function mag_mul(a, b)
   return (text:gsub('^0+(%d)', '%1'))
 end
 
--- (floor(a / b), a mod b) for b > 0, by long division.
+-- (floor(a / b), a mod b) for b > 0, by long division: a digit at a time
+-- in Lua numbers for a divisor below 10^14 (each step below 10^15, exact),
+-- by subtraction of strings for a larger one.
 local function mag_divmod(a, b)
+  if #b <= 14 then
+    local y, rest, digits = tonumber(b), 0, {}
+    for i = 1, #a do
+      local at = rest * 10 + (a:byte(i) - 48)
+      local q = math.floor(at / y)
+      rest = at - q * y
+      if rest < 0 then q, rest = q - 1, rest + y elseif rest >= y then q, rest = q + 1, rest - y end
+      digits[i] = q
+    end
+    local text = table.concat(digits)
+    return (text:gsub('^0+(%d)', '%1')), string.format('%d', rest)
+  end
   local quotient, rest = {}, '0'
   for i = 1, #a do
     rest = (rest == '0' and '' or rest) .. a:sub(i, i)
@@ -108,7 +122,22 @@ local function join(negative, m)
   return '-' .. m
 end
 
+-- Integers of at most 15 characters (below 10^15 < 2^53): exact as Lua
+-- numbers, the fast path of every operation below; a result is formatted
+-- back with %d (a C long: 64 bits).
+local function short(a, b)
+  return #a <= 15 and #b <= 15
+end
+
+local function format_int(x)
+  return string.format('%d', x)
+end
+
 local function int_cmp(a, b)
+  if short(a, b) then
+    local x, y = tonumber(a), tonumber(b)
+    return x < y and -1 or (x > y and 1 or 0)
+  end
   local na, ma = split(a)
   local nb, mb = split(b)
   if na ~= nb then return na and -1 or 1 end
@@ -117,6 +146,7 @@ local function int_cmp(a, b)
 end
 
 local function int_add(a, b)
+  if short(a, b) then return format_int(tonumber(a) + tonumber(b)) end
   local na, ma = split(a)
   local nb, mb = split(b)
   if na == nb then return join(na, mag_add(ma, mb)) end
@@ -134,6 +164,7 @@ local function int_sub(a, b)
 end
 
 local function int_mul(a, b)
+  if #a + #b <= 15 then return format_int(tonumber(a) * tonumber(b)) end
   local na, ma = split(a)
   local nb, mb = split(b)
   return join(na ~= nb, mag_mul(ma, mb))
@@ -141,6 +172,14 @@ end
 
 -- floor(a / b) and a - b * floor(a / b), for b > 0.
 local function int_floordiv(a, b)
+  if short(a, b) then
+    local x, y = tonumber(a), tonumber(b)
+    -- The division rounds: the remainder puts the quotient right.
+    local q = math.floor(x / y)
+    local r = x - q * y
+    if r < 0 then q, r = q - 1, r + y elseif r >= y then q, r = q + 1, r - y end
+    return format_int(q), format_int(r)
+  end
   local na, ma = split(a)
   local q, r = mag_divmod(ma, b)
   if not na then return q, r end
@@ -156,6 +195,7 @@ local function mag_mod_small(a, n)
 end
 
 local function int_fits(x)
+  if #x <= 15 then return true end
   return int_cmp(x, INT_MIN) >= 0 and int_cmp(x, INT_MAX) <= 0
 end
 
@@ -191,12 +231,14 @@ end
 -- once per call.
 local function now_ns()
   local t = redis.call('TIME')
-  return int_add(int_mul(t[1], '1000000000'), int_mul(t[2], '1000'))
+  -- seconds * 10^9 + microseconds * 1000, written out.
+  return t[1] .. string.format('%06d', tonumber(t[2])) .. '000'
 end
 
 -- The same reading in ms.
 local function now_ms()
-  return (int_floordiv(now_ns(), '1000000'))
+  local t = redis.call('TIME')
+  return t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
 end
 
 -- The end of `seconds` from `now` (ms), or nil where EXPIRE would refuse
