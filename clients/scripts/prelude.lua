@@ -35,49 +35,63 @@ local function mag_cmp(a, b)
   return a < b and -1 or 1
 end
 
-local function mag_add(a, b)
-  local out, carry, i, j = {}, 0, #a, #b
-  while i > 0 or j > 0 or carry > 0 do
-    local d = carry + (i > 0 and a:byte(i) - 48 or 0) + (j > 0 and b:byte(j) - 48 or 0)
-    out[#out + 1] = d % 10
-    carry = d >= 10 and 1 or 0
-    i, j = i - 1, j - 1
+-- A magnitude as limbs of 7 digits, the least significant first: sums and
+-- products of limbs stay below 2^53, exact in Lua numbers.
+local LIMB = 10000000
+
+local function limbs(m)
+  local out, i = {}, #m
+  while i > 0 do
+    local j = i > 7 and i - 6 or 1
+    out[#out + 1] = tonumber(m:sub(j, i))
+    i = j - 1
   end
-  local text = string.reverse(table.concat(out))
-  return (text:gsub("^0+(%d)", "%1"))
+  return out
+end
+
+local function from_limbs(l)
+  local n = #l
+  while n > 1 and l[n] == 0 do n = n - 1 end
+  local parts = {string.format('%d', l[n])}
+  for k = n - 1, 1, -1 do parts[#parts + 1] = string.format('%07d', l[k]) end
+  return table.concat(parts)
+end
+
+local function mag_add(a, b)
+  local x, y, out, carry = limbs(a), limbs(b), {}, 0
+  for i = 1, math.max(#x, #y) do
+    local d = (x[i] or 0) + (y[i] or 0) + carry
+    carry = d >= LIMB and 1 or 0
+    out[i] = d - carry * LIMB
+  end
+  if carry > 0 then out[#out + 1] = carry end
+  return from_limbs(out)
 end
 
 -- a - b for a >= b.
 local function mag_sub(a, b)
-  local out, borrow, i, j = {}, 0, #a, #b
-  while i > 0 do
-    local d = (a:byte(i) - 48) - borrow - (j > 0 and b:byte(j) - 48 or 0)
+  local x, y, out, borrow = limbs(a), limbs(b), {}, 0
+  for i = 1, #x do
+    local d = x[i] - (y[i] or 0) - borrow
     borrow = d < 0 and 1 or 0
-    out[#out + 1] = d % 10
-    i, j = i - 1, j - 1
+    out[i] = d + borrow * LIMB
   end
-  local text = string.reverse(table.concat(out))
-  return (text:gsub('^0+(%d)', '%1'))
+  return from_limbs(out)
 end
 
 local function mag_mul(a, b)
-  local digits = {}
-  for i = 1, #a + #b do digits[i] = 0 end
-  for i = #a, 1, -1 do
-    local x = a:byte(i) - 48
-    for j = #b, 1, -1 do
-      local at = (#a - i) + (#b - j) + 1
-      digits[at] = digits[at] + x * (b:byte(j) - 48)
+  local x, y, out = limbs(a), limbs(b), {}
+  for i = 1, #x + #y do out[i] = 0 end
+  for i = 1, #x do
+    local carry = 0
+    for j = 1, #y do
+      local d = out[i + j - 1] + x[i] * y[j] + carry
+      carry = math.floor(d / LIMB)
+      out[i + j - 1] = d - carry * LIMB
     end
+    out[i + #y] = out[i + #y] + carry
   end
-  local carry = 0
-  for i = 1, #digits do
-    local d = digits[i] + carry
-    digits[i] = d % 10
-    carry = math.floor(d / 10)
-  end
-  local text = string.reverse(table.concat(digits))
-  return (text:gsub('^0+(%d)', '%1'))
+  return from_limbs(out)
 end
 
 -- (floor(a / b), a mod b) for b > 0, by long division: a digit at a time
