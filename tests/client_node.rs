@@ -125,11 +125,14 @@ fn the_example_compiles_under_tsc_strict_and_a_mistyped_one_does_not() {
     let tools = client_set("tools");
     let dir = scratch(&tools, "example");
     let example = std::fs::read_to_string(package().join("example.ts")).unwrap();
-    // The pipeline's results are typed in order: the first is a Reservation.
+    // The pipeline's results are typed in order: the first is a Reservation;
+    // COUPON.INFO's fields are named (a misspelt one does not compile).
     let wrong = example.replace("reservation.claim,", "reservation.current,");
-    assert_ne!(wrong, example);
+    let misspelt = example.replace("info.available,", "info.availble,");
+    assert!(wrong != example && misspelt != example);
     std::fs::write(dir.join("example.ts"), &example).unwrap();
     std::fs::write(dir.join("wrong.ts"), wrong).unwrap();
+    std::fs::write(dir.join("misspelt.ts"), misspelt).unwrap();
     // One compiler run for both (node-redis 5's types take seconds to
     // load); the libraries' own .d.ts are not re-checked, the programs are.
     let output = Command::new(tools.join("node_modules/.bin/tsc"))
@@ -146,6 +149,7 @@ fn the_example_compiles_under_tsc_strict_and_a_mistyped_one_does_not() {
             "nodenext",
             "example.ts",
             "wrong.ts",
+            "misspelt.ts",
         ])
         .output()
         .unwrap();
@@ -153,11 +157,16 @@ fn the_example_compiles_under_tsc_strict_and_a_mistyped_one_does_not() {
     let printed = String::from_utf8_lossy(&output.stdout).to_string();
     let errors: Vec<&str> = printed.lines().filter(|l| l.contains("error")).collect();
     assert!(!output.status.success(), "tsc accepted a mistyped result");
+    let failed = |file: &str, message: &str| {
+        errors
+            .iter()
+            .any(|e| e.starts_with(&format!("{file}(")) && e.contains(message))
+    };
     assert!(
-        errors.len() == 1
-            && errors[0].starts_with("wrong.ts(")
-            && errors[0].ends_with("Property 'current' does not exist on type 'Reservation'."),
-        "tsc --strict: example.ts must compile and wrong.ts fail once:\n{printed}"
+        errors.len() == 2
+            && failed("wrong.ts", "Property 'current' does not exist on type 'Reservation'.")
+            && failed("misspelt.ts", "Property 'availble' does not exist on type 'CampaignInfo'."),
+        "tsc --strict: example.ts must compile, wrong.ts and misspelt.ts fail once each:\n{printed}"
     );
 }
 
@@ -288,7 +297,7 @@ fn the_readme_quickstart_compiles_and_prints_what_the_readme_shows() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(
         printed,
-        "orders 3 1\nclaim 1 1 1\nlimited false remaining 4\nrank 1 refunded to 2\n"
+        "orders 3 1\nclaim 1 1 confirmed\nlimited false remaining 4\nrank 1 refunded to 2\n"
     );
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();

@@ -2,7 +2,7 @@
 // standalone or cluster. A test compiles this file with `tsc --strict`.
 import { Redis, Cluster } from "ioredis";
 import { createClient, createCluster } from "redis";
-import { guard, ALREADY_WON, SOLD_OUT, type Check, type GuardPipeline, type Throttle } from "redis-guard";
+import { guard, ALREADY_WON, SOLD_OUT, type Check, type Confirmation, type GuardPipeline, type Throttle } from "redis-guard";
 
 async function checkout(user: string): Promise<string> {
   // A cluster: every call goes straight to the node that owns its key.
@@ -26,7 +26,7 @@ async function checkout(user: string): Promise<string> {
   const { claim, expiresAtMs } = await g.reserve("{sale:42}", user, { hold: 300, id: `order-${user}` });
   if (claim === ALREADY_WON) return "you already have one";
   if (claim === SOLD_OUT) return "sold out";
-  const confirmed: number = await g.confirm("{sale:42}", claim);
+  const confirmed: Confirmation = await g.confirm("{sale:42}", claim);
   await cluster.quit();
   return `claim ${claim} (held until ${new Date(expiresAtMs).toISOString()}): ${confirmed}`;
 }
@@ -36,7 +36,7 @@ async function campaign(): Promise<void> {
   const client = createClient({ url: process.env.REDIS_URL });
   await client.connect();
   const g = guard(client);
-  const created: true = await g.create("sale:7", 100, { peruser: 2, hold: 600 });
+  const created: boolean = await g.create("sale:7", 100, { peruser: 2, hold: 600, existOk: true });
   const [reservation, info, claims, rank] = await g
     .pipeline({ transaction: true })
     .reserve("sale:7", "alice")

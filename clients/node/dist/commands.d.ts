@@ -20,6 +20,13 @@ export interface Spec<T> {
     readonly keyIndexes: readonly number[];
     readonly readonly: boolean;
     readonly parse: (reply: unknown) => T;
+    /**
+     * What the call resolves for a server error it expects (`create`'s
+     * `existOk`), given the package's error; it throws any other.
+     */
+    readonly onError?: (error: Error) => T;
+    /** An application's own command queued in a pipeline: sent as it is on either backend, its reply unparsed. */
+    readonly raw?: boolean;
 }
 /** MON.INCRCHECK, MON.SLIDECHECK, MON.DISTINCT. */
 export interface Check {
@@ -51,6 +58,22 @@ export interface Reservation {
     /** Absolute server time in ms; -1 once confirmed; 0 when refused. */
     expiresAtMs: number;
 }
+/** COUPON.CONFIRM: confirmed now (1), confirmed before (0), no place for it, released: refund (-2), no live claim with that number (-3). */
+export type Confirmation = "confirmed" | "already" | "over_limit" | "no_claim";
+/** COUPON.INFO: the settings and the totals as of now. */
+export interface CampaignInfo {
+    limit: number;
+    peruser: number;
+    hold: number;
+    confirmed: number;
+    held: number;
+    /** max(0, limit - confirmed - held). */
+    available: number;
+    /** Claims ever made: confirmed + held + released + expired. */
+    claims: number;
+    expired: number;
+    released: number;
+}
 /** One live claim of COUPON.CLAIMS. */
 export interface Claim {
     claim: number;
@@ -81,6 +104,8 @@ export interface LedgerOptions {
 export interface CreateOptions extends LedgerOptions {
     peruser?: Int;
     hold?: Int;
+    /** Resolve `false` instead of rejecting with `CampaignExists` when the key exists (an application's restart; the campaign is left as it is). */
+    existOk?: boolean;
     /** Approximate trim of the ledger stream (only with `ledger`). */
     maxlen?: Int;
 }
@@ -126,11 +151,11 @@ export declare function parseCheck(reply: unknown): Check;
 export declare function parseInteger(reply: unknown): number;
 export declare function parseThrottle(reply: unknown): Throttle;
 export declare function parseThrottleAll(reply: unknown): ThrottleAll;
+export declare function parseConfirmation(reply: unknown): Confirmation;
 export declare function parseOk(reply: unknown): true;
 export declare function parseReservation(reply: unknown): Reservation;
 export declare function parseCart(reply: unknown): Cart;
-/** A flat field/value array (RESP2) or a map (RESP3: object or Map). */
-export declare function parseInfo(reply: unknown): Record<string, number>;
+export declare function parseInfo(reply: unknown): CampaignInfo;
 export declare function parseClaims(reply: unknown): Claim[];
 /**
  * The commands, by method name. Each returns the command to send; the
@@ -155,12 +180,16 @@ export declare const commands: {
     throttleAll(limits: readonly Limit[], opts?: {
         quantity?: Int;
     }): Spec<ThrottleAll>;
-    /** COUPON.CREATE: a campaign (with `ledger`, one that appends every change of a claim to it); resolves `true`. */
-    create(key: Bytes, limit: Int, opts?: CreateOptions): Spec<true>;
+    /**
+     * COUPON.CREATE: a campaign (with `ledger`, one that appends every change
+     * of a claim to it); resolves `true`, or `false` with `existOk` when the
+     * key exists (else `CampaignExists`).
+     */
+    create(key: Bytes, limit: Int, opts?: CreateOptions): Spec<boolean>;
     /** COUPON.RESERVE: hold a place. */
     reserve(key: Bytes, user: Bytes, opts?: ReserveOptions): Spec<Reservation>;
-    /** COUPON.CONFIRM: 1, 0, -2 or -3. */
-    confirm(key: Bytes, claim: Int, opts?: LedgerOptions): Spec<number>;
+    /** COUPON.CONFIRM: "confirmed", "already", "over_limit" (released: refund) or "no_claim". */
+    confirm(key: Bytes, claim: Int, opts?: LedgerOptions): Spec<Confirmation>;
     /** COUPON.RELEASE: 1 or 0. */
     release(key: Bytes, claim: Int, opts?: LedgerOptions): Spec<number>;
     /** COUPON.ALTER: change the settings now (restock, lower a limit); resolves `true`. */
@@ -170,7 +199,7 @@ export declare const commands: {
     /** COUPON.RESERVEALL: one hold in each campaign, all or none; routed by the first key. */
     reserveAll(keys: readonly Bytes[], user: Bytes, opts?: ReserveAllOptions): Spec<Cart>;
     /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released. */
-    campaignInfo(key: Bytes): Spec<Record<string, number>>;
+    campaignInfo(key: Bytes): Spec<CampaignInfo>;
     /** COUPON.CLAIMS: live claims in claim order. */
     claims(key: Bytes, opts?: ClaimsOptions): Spec<Claim[]>;
 };

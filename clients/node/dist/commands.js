@@ -10,11 +10,13 @@ exports.parseCheck = parseCheck;
 exports.parseInteger = parseInteger;
 exports.parseThrottle = parseThrottle;
 exports.parseThrottleAll = parseThrottleAll;
+exports.parseConfirmation = parseConfirmation;
 exports.parseOk = parseOk;
 exports.parseReservation = parseReservation;
 exports.parseCart = parseCart;
 exports.parseInfo = parseInfo;
 exports.parseClaims = parseClaims;
+const errors_1 = require("./errors");
 /** COUPON.ISSUE / COUPON.RESERVE: the user already has their places. */
 exports.ALREADY_WON = -1;
 /** COUPON.ISSUE / COUPON.RESERVE: no place left. */
@@ -118,6 +120,19 @@ function parseThrottleAll(reply) {
     const [limited, retryAfter, ...results] = list(reply);
     return { limited: num(limited) === 1, retryAfter: num(retryAfter), results: results.map(parseThrottle) };
 }
+const CONFIRMATIONS = { "1": "confirmed", "0": "already", "-2": "over_limit", "-3": "no_claim" };
+function parseConfirmation(reply) {
+    const answer = CONFIRMATIONS[String(num(reply))];
+    if (answer === undefined)
+        throw new TypeError(`redis-guard: expected a COUPON.CONFIRM reply, got ${describe(reply)}`);
+    return answer;
+}
+/** `create`'s `existOk`: the key exists, nothing changed. */
+function existing(error) {
+    if (error instanceof errors_1.CampaignExists)
+        return false;
+    throw error;
+}
 function parseOk(reply) {
     if (str(reply) !== "OK")
         throw new TypeError(`redis-guard: expected OK, got ${describe(reply)}`);
@@ -140,6 +155,7 @@ function parseCart(reply) {
     return { reserved: true, reservations, refused: 0, at: null };
 }
 /** A flat field/value array (RESP2) or a map (RESP3: object or Map). */
+const INFO_FIELDS = ["limit", "peruser", "hold", "confirmed", "held", "available", "claims", "expired", "released"];
 function parseInfo(reply) {
     const info = {};
     if (reply instanceof Map) {
@@ -157,7 +173,14 @@ function parseInfo(reply) {
     else {
         throw new TypeError(`redis-guard: expected a map reply, got ${describe(reply)}`);
     }
-    return info;
+    // Only the fields of CampaignInfo: one a newer module adds is left out.
+    const fields = {};
+    for (const field of INFO_FIELDS) {
+        if (info[field] === undefined)
+            throw new TypeError(`redis-guard: COUPON.INFO without ${field}: ${describe(reply)}`);
+        fields[field] = info[field];
+    }
+    return fields;
 }
 function parseClaims(reply) {
     return list(reply).map((entry) => {
@@ -218,17 +241,22 @@ exports.commands = {
         args.push(...options([["QUANTITY", opts.quantity]]));
         return { args, key: limits[0]?.[0], keyIndexes: limits.map((_, i) => 2 + 4 * i), readonly: false, parse: parseThrottleAll };
     },
-    /** COUPON.CREATE: a campaign (with `ledger`, one that appends every change of a claim to it); resolves `true`. */
+    /**
+     * COUPON.CREATE: a campaign (with `ledger`, one that appends every change
+     * of a claim to it); resolves `true`, or `false` with `existOk` when the
+     * key exists (else `CampaignExists`).
+     */
     create(key, limit, opts = {}) {
-        return keyed(["COUPON.CREATE", key, int(limit)], [1], [["PERUSER", opts.peruser], ["HOLD", opts.hold], ["LEDGER", opts.ledger], ["MAXLEN", opts.maxlen]], parseOk);
+        const call = keyed(["COUPON.CREATE", key, int(limit)], [1], [["PERUSER", opts.peruser], ["HOLD", opts.hold], ["LEDGER", opts.ledger], ["MAXLEN", opts.maxlen]], parseOk);
+        return opts.existOk ? { ...call, onError: existing } : call;
     },
     /** COUPON.RESERVE: hold a place. */
     reserve(key, user, opts = {}) {
         return keyed(["COUPON.RESERVE", key, user], [1], [["HOLD", opts.hold], ["ID", opts.id], ["LEDGER", opts.ledger]], parseReservation);
     },
-    /** COUPON.CONFIRM: 1, 0, -2 or -3. */
+    /** COUPON.CONFIRM: "confirmed", "already", "over_limit" (released: refund) or "no_claim". */
     confirm(key, claim, opts = {}) {
-        return keyed(["COUPON.CONFIRM", key, int(claim)], [1], [["LEDGER", opts.ledger]], parseInteger);
+        return keyed(["COUPON.CONFIRM", key, int(claim)], [1], [["LEDGER", opts.ledger]], parseConfirmation);
     },
     /** COUPON.RELEASE: 1 or 0. */
     release(key, claim, opts = {}) {

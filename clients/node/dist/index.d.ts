@@ -11,8 +11,9 @@
  * const { current, level } = await g.incrcheck("{cust:42}:orders", 1, 3600, [5, 20]);
  * ```
  */
-import { type CommandName, type Commands, type ResultOf } from "./commands";
+import { type Bytes, type CommandName, type Commands, type ResultOf } from "./commands";
 export * from "./commands";
+export { CampaignExists, GuardError, NoSuchCampaign, WrongType } from "./errors";
 /** An ioredis `Redis` or `Cluster` (5.x, 6.x), as far as redis-guard uses it. */
 export interface IoredisClient {
     readonly isCluster: boolean;
@@ -59,6 +60,12 @@ export declare class Guard {
     constructor(client: GuardClient, options?: GuardOptions);
     /** Queues commands; `exec()` sends them at once and resolves their parsed results in order. */
     pipeline(options?: PipelineOptions): GuardPipeline<[]>;
+    /**
+     * Releases what the guard opened itself: nothing (its calls use the
+     * client's connections), so the client stays the application's to quit.
+     * Here for the symmetry with the Python package's `close()`.
+     */
+    quit(): Promise<void>;
 }
 export interface GuardPipeline<R extends unknown[]> extends PipelineMethods<R> {
 }
@@ -71,6 +78,14 @@ export declare class GuardPipeline<R extends unknown[] = []> {
     #private;
     /** How many commands are queued. */
     get length(): number;
+    /**
+     * Queues one of the application's own commands (`SET`, `XADD`...), sent
+     * as it is on either backend; its reply is its result, unparsed. Its
+     * first argument after the name is taken as its key (routing, ioredis's
+     * `keyPrefix`). In a transaction it shares the MULTI (in a cluster, the
+     * slot of the transaction's first key: give the keys one hash tag).
+     */
+    call(...args: Bytes[]): GuardPipeline<[...R, unknown]>;
     exec(): Promise<R>;
 }
 /** The module's commands over an ioredis or node-redis client (standalone or cluster). */

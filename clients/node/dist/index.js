@@ -26,7 +26,7 @@ var __classPrivateFieldGet = (this && this.__classPrivateFieldGet) || function (
 };
 var _Sender_instances, _Sender_adapter, _Sender_scripts, _Sender_mayswitch, _Sender_loaded, _Sender_switchedOn, _Sender_load, _Sender_batchOfScripts, _Guard_sender, _GuardPipeline_sender, _GuardPipeline_transaction, _GuardPipeline_queue;
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.GuardPipeline = exports.Guard = void 0;
+exports.GuardPipeline = exports.Guard = exports.WrongType = exports.NoSuchCampaign = exports.GuardError = exports.CampaignExists = void 0;
 exports.guard = guard;
 /**
  * redis-guard: typed methods for the module's commands over ioredis
@@ -42,8 +42,14 @@ exports.guard = guard;
  * ```
  */
 const commands_1 = require("./commands");
+const errors_1 = require("./errors");
 const scripts_1 = require("./scripts");
 __exportStar(require("./commands"), exports);
+var errors_2 = require("./errors");
+Object.defineProperty(exports, "CampaignExists", { enumerable: true, get: function () { return errors_2.CampaignExists; } });
+Object.defineProperty(exports, "GuardError", { enumerable: true, get: function () { return errors_2.GuardError; } });
+Object.defineProperty(exports, "NoSuchCampaign", { enumerable: true, get: function () { return errors_2.NoSuchCampaign; } });
+Object.defineProperty(exports, "WrongType", { enumerable: true, get: function () { return errors_2.WrongType; } });
 /**
  * ioredis's `Command` class, without importing ioredis (the package has no
  * dependency; a linked install could not resolve it anyway): `Redis.Command`
@@ -219,7 +225,7 @@ class Sender {
                 throw error;
             return __classPrivateFieldGet(this, _Sender_instances, "m", _Sender_batchOfScripts).call(this, specs, true);
         }
-        const unknown = replies.flatMap((reply, i) => ((0, scripts_1.isUnknownCommand)(reply) ? [i] : []));
+        const unknown = replies.flatMap((reply, i) => (!specs[i].raw && (0, scripts_1.isUnknownCommand)(reply) ? [i] : []));
         if (unknown.length === 0 || !__classPrivateFieldGet(this, _Sender_instances, "m", _Sender_switchedOn).call(this, replies[unknown[0]]))
             return replies;
         return replaced(replies, unknown, await __classPrivateFieldGet(this, _Sender_instances, "m", _Sender_batchOfScripts).call(this, unknown.map((i) => specs[i]), false));
@@ -250,10 +256,10 @@ _Sender_adapter = new WeakMap(), _Sender_scripts = new WeakMap(), _Sender_mayswi
  * stays all-or-nothing, at the price of the scripts' text on each one.
  */
 async function _Sender_batchOfScripts(specs, transaction) {
-    const scripts = specs.map((spec) => (0, scripts_1.scriptOf)(String(spec.args[0])));
-    const needed = [...new Set(scripts)];
+    const scripts = specs.map((spec) => (spec.raw ? undefined : (0, scripts_1.scriptOf)(String(spec.args[0]))));
+    const needed = [...new Set(scripts.filter((script) => script !== undefined))];
     const key = specs.find((spec) => spec.key !== undefined)?.key;
-    const calls = specs.map((spec, i) => (0, scripts_1.evalsha)(spec, scripts[i]));
+    const calls = specs.map((spec, i) => (scripts[i] === undefined ? spec : (0, scripts_1.evalsha)(spec, scripts[i])));
     if (transaction) {
         const replies = await __classPrivateFieldGet(this, _Sender_adapter, "f").batch([...needed.map((script) => (0, scripts_1.scriptLoad)(script, key)), ...calls], true);
         return replies.slice(needed.length);
@@ -284,13 +290,35 @@ class Guard {
     pipeline(options = {}) {
         return new GuardPipeline(__classPrivateFieldGet(this, _Guard_sender, "f"), options.transaction ?? false);
     }
+    /**
+     * Releases what the guard opened itself: nothing (its calls use the
+     * client's connections), so the client stays the application's to quit.
+     * Here for the symmetry with the Python package's `close()`.
+     */
+    async quit() { }
     /** @internal */
     static _send(guard, spec) {
-        return __classPrivateFieldGet(guard, _Guard_sender, "f").send(spec).then(spec.parse);
+        return __classPrivateFieldGet(guard, _Guard_sender, "f").send(spec).then(spec.parse, (error) => answer(spec, error));
     }
 }
 exports.Guard = Guard;
 _Guard_sender = new WeakMap();
+/**
+ * A server error of the client library's (ioredis `ReplyError`, node-redis
+ * `ErrorReply` and its subclasses), not a lost connection or a closed client.
+ */
+function isServerError(error) {
+    return error instanceof Error && ["ReplyError", "ErrorReply", "SimpleError", "BlobError"].includes(error.constructor.name);
+}
+/** What `spec` gives for `error`: the package's error, or the value the call expects for it. */
+function answer(spec, error) {
+    if (!isServerError(error))
+        throw error;
+    const mine = (0, errors_1.typed)(error);
+    if (spec.onError !== undefined)
+        return spec.onError(mine);
+    throw mine;
+}
 /**
  * Queued commands. In a cluster they go to one node (the first key's):
  * give their keys one hash tag. `exec()` rejects with the first command's
@@ -309,15 +337,31 @@ class GuardPipeline {
     get length() {
         return __classPrivateFieldGet(this, _GuardPipeline_queue, "f").length;
     }
+    /**
+     * Queues one of the application's own commands (`SET`, `XADD`...), sent
+     * as it is on either backend; its reply is its result, unparsed. Its
+     * first argument after the name is taken as its key (routing, ioredis's
+     * `keyPrefix`). In a transaction it shares the MULTI (in a cluster, the
+     * slot of the transaction's first key: give the keys one hash tag).
+     */
+    call(...args) {
+        const keyed = args.length > 1;
+        __classPrivateFieldGet(this, _GuardPipeline_queue, "f").push({ args, key: args[1], keyIndexes: keyed ? [1] : [], readonly: false, parse: (reply) => reply, raw: true });
+        return this;
+    }
     async exec() {
         const specs = __classPrivateFieldGet(this, _GuardPipeline_queue, "f").splice(0);
         if (specs.length === 0)
             return [];
-        const replies = await __classPrivateFieldGet(this, _GuardPipeline_sender, "f").batch(specs, __classPrivateFieldGet(this, _GuardPipeline_transaction, "f"));
-        const failed = replies.find((reply) => reply instanceof Error);
-        if (failed !== undefined)
-            throw failed;
-        return replies.map((reply, i) => specs[i].parse(reply));
+        let replies;
+        try {
+            replies = await __classPrivateFieldGet(this, _GuardPipeline_sender, "f").batch(specs, __classPrivateFieldGet(this, _GuardPipeline_transaction, "f"));
+        }
+        catch (error) {
+            throw isServerError(error) ? (0, errors_1.typed)(error) : error;
+        }
+        // The first error a call does not expect rejects, as the package's.
+        return replies.map((reply, i) => (reply instanceof Error ? answer(specs[i], reply) : specs[i].parse(reply)));
     }
     /** @internal */
     static _queue(pipeline, spec) {

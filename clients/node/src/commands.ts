@@ -4,6 +4,8 @@
  * uses these, so a command is written down once.
  */
 
+import { CampaignExists } from "./errors";
+
 /** A key, member, user or request id: sent as given. */
 export type Bytes = string | Buffer;
 /** An integer argument: sent in decimal. */
@@ -22,6 +24,13 @@ export interface Spec<T> {
   readonly keyIndexes: readonly number[];
   readonly readonly: boolean;
   readonly parse: (reply: unknown) => T;
+  /**
+   * What the call resolves for a server error it expects (`create`'s
+   * `existOk`), given the package's error; it throws any other.
+   */
+  readonly onError?: (error: Error) => T;
+  /** An application's own command queued in a pipeline: sent as it is on either backend, its reply unparsed. */
+  readonly raw?: boolean;
 }
 
 /** MON.INCRCHECK, MON.SLIDECHECK, MON.DISTINCT. */
@@ -56,6 +65,24 @@ export interface Reservation {
   claim: number;
   /** Absolute server time in ms; -1 once confirmed; 0 when refused. */
   expiresAtMs: number;
+}
+
+/** COUPON.CONFIRM: confirmed now (1), confirmed before (0), no place for it, released: refund (-2), no live claim with that number (-3). */
+export type Confirmation = "confirmed" | "already" | "over_limit" | "no_claim";
+
+/** COUPON.INFO: the settings and the totals as of now. */
+export interface CampaignInfo {
+  limit: number;
+  peruser: number;
+  hold: number;
+  confirmed: number;
+  held: number;
+  /** max(0, limit - confirmed - held). */
+  available: number;
+  /** Claims ever made: confirmed + held + released + expired. */
+  claims: number;
+  expired: number;
+  released: number;
 }
 
 /** One live claim of COUPON.CLAIMS. */
@@ -93,6 +120,8 @@ export interface LedgerOptions {
 export interface CreateOptions extends LedgerOptions {
   peruser?: Int;
   hold?: Int;
+  /** Resolve `false` instead of rejecting with `CampaignExists` when the key exists (an application's restart; the campaign is left as it is). */
+  existOk?: boolean;
   /** Approximate trim of the ledger stream (only with `ledger`). */
   maxlen?: Int;
 }
@@ -250,6 +279,20 @@ export function parseThrottleAll(reply: unknown): ThrottleAll {
   return { limited: num(limited) === 1, retryAfter: num(retryAfter), results: results.map(parseThrottle) };
 }
 
+const CONFIRMATIONS: Record<string, Confirmation> = { "1": "confirmed", "0": "already", "-2": "over_limit", "-3": "no_claim" };
+
+export function parseConfirmation(reply: unknown): Confirmation {
+  const answer = CONFIRMATIONS[String(num(reply))];
+  if (answer === undefined) throw new TypeError(`redis-guard: expected a COUPON.CONFIRM reply, got ${describe(reply)}`);
+  return answer;
+}
+
+/** `create`'s `existOk`: the key exists, nothing changed. */
+function existing(error: Error): boolean {
+  if (error instanceof CampaignExists) return false;
+  throw error;
+}
+
 export function parseOk(reply: unknown): true {
   if (str(reply) !== "OK") throw new TypeError(`redis-guard: expected OK, got ${describe(reply)}`);
   return true;
@@ -272,7 +315,9 @@ export function parseCart(reply: unknown): Cart {
 }
 
 /** A flat field/value array (RESP2) or a map (RESP3: object or Map). */
-export function parseInfo(reply: unknown): Record<string, number> {
+const INFO_FIELDS = ["limit", "peruser", "hold", "confirmed", "held", "available", "claims", "expired", "released"] as const;
+
+export function parseInfo(reply: unknown): CampaignInfo {
   const info: Record<string, number> = {};
   if (reply instanceof Map) {
     for (const [field, value] of reply) info[str(field)] = num(value);
@@ -283,7 +328,13 @@ export function parseInfo(reply: unknown): Record<string, number> {
   } else {
     throw new TypeError(`redis-guard: expected a map reply, got ${describe(reply)}`);
   }
-  return info;
+  // Only the fields of CampaignInfo: one a newer module adds is left out.
+  const fields = {} as CampaignInfo;
+  for (const field of INFO_FIELDS) {
+    if (info[field] === undefined) throw new TypeError(`redis-guard: COUPON.INFO without ${field}: ${describe(reply)}`);
+    fields[field] = info[field];
+  }
+  return fields;
 }
 
 export function parseClaims(reply: unknown): Claim[] {
@@ -356,22 +407,27 @@ export const commands = {
     args.push(...options([["QUANTITY", opts.quantity]]));
     return { args, key: limits[0]?.[0], keyIndexes: limits.map((_, i) => 2 + 4 * i), readonly: false, parse: parseThrottleAll };
   },
-  /** COUPON.CREATE: a campaign (with `ledger`, one that appends every change of a claim to it); resolves `true`. */
-  create(key: Bytes, limit: Int, opts: CreateOptions = {}): Spec<true> {
-    return keyed(
+  /**
+   * COUPON.CREATE: a campaign (with `ledger`, one that appends every change
+   * of a claim to it); resolves `true`, or `false` with `existOk` when the
+   * key exists (else `CampaignExists`).
+   */
+  create(key: Bytes, limit: Int, opts: CreateOptions = {}): Spec<boolean> {
+    const call: Spec<boolean> = keyed(
       ["COUPON.CREATE", key, int(limit)],
       [1],
       [["PERUSER", opts.peruser], ["HOLD", opts.hold], ["LEDGER", opts.ledger], ["MAXLEN", opts.maxlen]],
       parseOk,
     );
+    return opts.existOk ? { ...call, onError: existing } : call;
   },
   /** COUPON.RESERVE: hold a place. */
   reserve(key: Bytes, user: Bytes, opts: ReserveOptions = {}): Spec<Reservation> {
     return keyed(["COUPON.RESERVE", key, user], [1], [["HOLD", opts.hold], ["ID", opts.id], ["LEDGER", opts.ledger]], parseReservation);
   },
-  /** COUPON.CONFIRM: 1, 0, -2 or -3. */
-  confirm(key: Bytes, claim: Int, opts: LedgerOptions = {}): Spec<number> {
-    return keyed(["COUPON.CONFIRM", key, int(claim)], [1], [["LEDGER", opts.ledger]], parseInteger);
+  /** COUPON.CONFIRM: "confirmed", "already", "over_limit" (released: refund) or "no_claim". */
+  confirm(key: Bytes, claim: Int, opts: LedgerOptions = {}): Spec<Confirmation> {
+    return keyed(["COUPON.CONFIRM", key, int(claim)], [1], [["LEDGER", opts.ledger]], parseConfirmation);
   },
   /** COUPON.RELEASE: 1 or 0. */
   release(key: Bytes, claim: Int, opts: LedgerOptions = {}): Spec<number> {
@@ -400,7 +456,7 @@ export const commands = {
     );
   },
   /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released. */
-  campaignInfo(key: Bytes): Spec<Record<string, number>> {
+  campaignInfo(key: Bytes): Spec<CampaignInfo> {
     return spec(["COUPON.INFO", key], parseInfo, undefined, true);
   },
   /** COUPON.CLAIMS: live claims in claim order. */

@@ -12,9 +12,11 @@
  * ```
  */
 import { commands, type Bytes, type CommandName, type Commands, type ResultOf, type Spec } from "./commands";
+import { typed } from "./errors";
 import { evalsha, isNoScript, isUnknownCommand, scriptLoad, scriptOf, type Script } from "./scripts";
 
 export * from "./commands";
+export { CampaignExists, GuardError, NoSuchCampaign, WrongType } from "./errors";
 
 /** Sends commands through one client library; replies come back raw. */
 interface Adapter {
@@ -215,7 +217,7 @@ class Sender {
       if (!transaction || !this.#switchedOn(cause)) throw error;
       return this.#batchOfScripts(specs, true);
     }
-    const unknown = replies.flatMap((reply, i) => (isUnknownCommand(reply) ? [i] : []));
+    const unknown = replies.flatMap((reply, i) => (!specs[i].raw && isUnknownCommand(reply) ? [i] : []));
     if (unknown.length === 0 || !this.#switchedOn(replies[unknown[0]])) return replies;
     return replaced(replies, unknown, await this.#batchOfScripts(unknown.map((i) => specs[i]), false));
   }
@@ -250,10 +252,10 @@ class Sender {
    * stays all-or-nothing, at the price of the scripts' text on each one.
    */
   async #batchOfScripts(specs: readonly Spec<unknown>[], transaction: boolean): Promise<unknown[]> {
-    const scripts = specs.map((spec) => scriptOf(String(spec.args[0])));
-    const needed = [...new Set(scripts)];
+    const scripts = specs.map((spec) => (spec.raw ? undefined : scriptOf(String(spec.args[0]))));
+    const needed = [...new Set(scripts.filter((script) => script !== undefined))];
     const key = specs.find((spec) => spec.key !== undefined)?.key;
-    const calls = specs.map((spec, i) => evalsha(spec, scripts[i]));
+    const calls = specs.map((spec, i) => (scripts[i] === undefined ? spec : evalsha(spec, scripts[i]!)));
     if (transaction) {
       const replies = await this.#adapter.batch([...needed.map((script) => scriptLoad(script, key)), ...calls], true);
       return replies.slice(needed.length);
@@ -262,7 +264,7 @@ class Sender {
     const replies = await this.#adapter.batch(calls, false);
     const missing = replies.flatMap((reply, i) => (isNoScript(reply) ? [i] : []));
     if (missing.length === 0) return replies;
-    for (const script of new Set(missing.map((i) => scripts[i]))) await this.#load(script, key);
+    for (const script of new Set(missing.map((i) => scripts[i]!))) await this.#load(script, key);
     return replaced(replies, missing, await this.#adapter.batch(missing.map((i) => calls[i]), false));
   }
 }
@@ -301,10 +303,33 @@ export class Guard {
     return new GuardPipeline(this.#sender, options.transaction ?? false);
   }
 
+  /**
+   * Releases what the guard opened itself: nothing (its calls use the
+   * client's connections), so the client stays the application's to quit.
+   * Here for the symmetry with the Python package's `close()`.
+   */
+  async quit(): Promise<void> {}
+
   /** @internal */
   static _send<T>(guard: Guard, spec: Spec<T>): Promise<T> {
-    return guard.#sender.send(spec).then(spec.parse);
+    return guard.#sender.send(spec).then(spec.parse, (error: unknown) => answer(spec, error));
   }
+}
+
+/**
+ * A server error of the client library's (ioredis `ReplyError`, node-redis
+ * `ErrorReply` and its subclasses), not a lost connection or a closed client.
+ */
+function isServerError(error: unknown): error is Error {
+  return error instanceof Error && ["ReplyError", "ErrorReply", "SimpleError", "BlobError"].includes(error.constructor.name);
+}
+
+/** What `spec` gives for `error`: the package's error, or the value the call expects for it. */
+function answer<T>(spec: Spec<T>, error: unknown): T {
+  if (!isServerError(error)) throw error;
+  const mine = typed(error);
+  if (spec.onError !== undefined) return spec.onError(mine);
+  throw mine;
 }
 
 export interface GuardPipeline<R extends unknown[]> extends PipelineMethods<R> {}
@@ -330,13 +355,30 @@ export class GuardPipeline<R extends unknown[] = []> {
     return this.#queue.length;
   }
 
+  /**
+   * Queues one of the application's own commands (`SET`, `XADD`...), sent
+   * as it is on either backend; its reply is its result, unparsed. Its
+   * first argument after the name is taken as its key (routing, ioredis's
+   * `keyPrefix`). In a transaction it shares the MULTI (in a cluster, the
+   * slot of the transaction's first key: give the keys one hash tag).
+   */
+  call(...args: Bytes[]): GuardPipeline<[...R, unknown]> {
+    const keyed = args.length > 1;
+    this.#queue.push({ args, key: args[1], keyIndexes: keyed ? [1] : [], readonly: false, parse: (reply) => reply, raw: true });
+    return this as unknown as GuardPipeline<[...R, unknown]>;
+  }
+
   async exec(): Promise<R> {
     const specs = this.#queue.splice(0);
     if (specs.length === 0) return [] as unknown as R;
-    const replies = await this.#sender.batch(specs, this.#transaction);
-    const failed = replies.find((reply) => reply instanceof Error);
-    if (failed !== undefined) throw failed;
-    return replies.map((reply, i) => specs[i].parse(reply)) as R;
+    let replies: unknown[];
+    try {
+      replies = await this.#sender.batch(specs, this.#transaction);
+    } catch (error) {
+      throw isServerError(error) ? typed(error) : error;
+    }
+    // The first error a call does not expect rejects, as the package's.
+    return replies.map((reply, i) => (reply instanceof Error ? answer(specs[i], reply) : specs[i].parse(reply))) as R;
   }
 
   /** @internal */

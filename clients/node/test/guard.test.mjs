@@ -16,7 +16,7 @@ import {
   clients, clusterAddresses, clusterNoModuleAddresses, guardPackage, library, major, standaloneAddress, standaloneNoModuleAddress, version,
 } from "./clients.mjs";
 
-const { guard, ALREADY_WON, SOLD_OUT } = guardPackage;
+const { guard, ALREADY_WON, SOLD_OUT, CampaignExists, GuardError, NoSuchCampaign, WrongType } = guardPackage;
 const run = `${library}${major}:${process.pid}`;
 const N = 4;
 
@@ -105,6 +105,7 @@ function commandsOf({ setup, steps }) {
 const expected = {
   check: ([current, level]) => ({ current, level }),
   int: (n) => n,
+  confirmation: (n) => ({ 1: "confirmed", 0: "already", [-2]: "over_limit", [-3]: "no_claim" })[n],
   throttle: ([limited, limit, remaining, retryAfter, resetAfter]) => ({ limited: limited === 1, limit, remaining, retryAfter, resetAfter }),
   throttleAll: ([limited, retryAfter, ...results]) => ({ limited: limited === 1, retryAfter, results: results.map(expected.throttle) }),
   ok: (reply) => (assert.equal(reply, "OK"), true),
@@ -261,11 +262,11 @@ function cases(tag) {
       method: "confirm",
       setup: (key) => [["COUPON.CREATE", key, 2], ["COUPON.RESERVE", key, "u1"], withLedger(key, 2), ["COUPON.RESERVE", led(key), "u1", "LEDGER", ledger(key)]],
       steps: [
-        ...[1, 1, 7].map((claim) => ({ guard: (g, key) => g.confirm(key, claim), raw: (key) => ["COUPON.CONFIRM", key, claim], parse: expected.int })),
+        ...[1, 1, 7].map((claim) => ({ guard: (g, key) => g.confirm(key, claim), raw: (key) => ["COUPON.CONFIRM", key, claim], parse: expected.confirmation })),
         ...[1, 1, 7].map((claim) => ({
           guard: (g, key) => g.confirm(led(key), claim, { ledger: ledger(key) }),
           raw: (key) => ["COUPON.CONFIRM", led(key), claim, "LEDGER", ledger(key)],
-          parse: expected.int,
+          parse: expected.confirmation,
         })),
       ],
     },
@@ -415,6 +416,10 @@ async function rejection(promise) {
   assert.fail("expected a rejection");
 }
 
+/** The package's error class for a server text, worked out here. */
+const kindOf = (text) =>
+  text.startsWith("BUSYKEY ") ? CampaignExists : text.startsWith("WRONGTYPE ") ? WrongType : text === "no such campaign" ? NoSuchCampaign : GuardError;
+
 async function errorsAreTheClients(side, tag) {
   const g = side.guard();
   for (const connection of new Set([side.connection, side.reference])) await connection.raw(["SET", `{${tag}}:string`, "x"]);
@@ -423,10 +428,39 @@ async function errorsAreTheClients(side, tag) {
   for (const [call, words] of bad.filter(([, words]) => side.runs([words[0]]))) {
     const mine = await rejection(call(g));
     const theirs = await rejection(side.reference.raw(words));
+    // The library's own error, its text without "ERR " (as the Python package gives it), and the package's class.
     assert.equal(mine.constructor, theirs.constructor, `${words[0]}: ${mine.constructor.name} vs ${theirs.constructor.name}`);
-    assert.equal(mine.message, theirs.message, words[0]);
-    assert.match(mine.message, /^(ERR|WRONGTYPE) /, words[0]);
+    assert.equal(mine.message, theirs.message.replace(/^ERR /, ""), words[0]);
+    assert.ok(mine instanceof GuardError && mine instanceof kindOf(mine.message), `${words[0]}: ${mine.message}`);
+    assert.ok(!(theirs instanceof GuardError), "a raw call's error is left alone");
   }
+  // A campaign that exists, and one that does not, plain and in a transaction.
+  if (!side.runs(["COUPON.CREATE"])) return;
+  const campaign = `{${tag}}:exists`;
+  assert.equal(await g.create(campaign, 2), true);
+  const exists = await rejection(g.create(campaign, 2));
+  assert.ok(exists instanceof CampaignExists && !(exists instanceof NoSuchCampaign));
+  assert.equal(exists.message, "BUSYKEY Target key name already exists.");
+  assert.equal(await g.create(campaign, 9, { existOk: true }), false);
+  assert.equal((await g.campaignInfo(campaign)).limit, 2, "existOk changed nothing");
+  const [created, again] = await g.pipeline({ transaction: true }).create(`{${tag}}:fresh`, 1, { existOk: true }).create(campaign, 1, { existOk: true }).exec();
+  assert.deepEqual([created, again], [true, false]);
+  const missing = await rejection(g.campaignInfo(`{${tag}}:none`));
+  assert.ok(missing instanceof NoSuchCampaign && missing.message === "no such campaign");
+}
+
+/** The application's own commands share a guard transaction's MULTI; CONFIRM's answers by name. */
+async function rawCommandsShareTheTransaction(side, tag) {
+  if (!side.runs(["COUPON.CREATE", "COUPON.RESERVE", "COUPON.CONFIRM"])) return;
+  const g = side.guard();
+  const campaign = `{${tag}}:raw`;
+  await g.create(campaign, 1);
+  const { claim } = await g.reserve(campaign, "u1");
+  const results = await g.pipeline({ transaction: true }).confirm(campaign, claim).call("SET", `{${tag}}:order`, "paid").confirm(campaign, 99).exec();
+  assert.deepEqual([results[0], String(results[1]), results[2]], ["confirmed", "OK", "no_claim"]);
+  assert.equal(String(await side.connection.raw(["GET", `{${tag}}:order`])), "paid");
+  const info = await g.campaignInfo(campaign);
+  assert.deepEqual(Object.keys(info), ["limit", "peruser", "hold", "confirmed", "held", "available", "claims", "expired", "released"]);
 }
 
 /** The commands each method sends, as the server logs them (SLOWLOG: the
@@ -602,6 +636,7 @@ describe(`${library} ${version} standalone`, () => {
         it("every method resolves the raw reply it parses", () => resultsEqualRaw(side, tag));
         it("errors reject with the library's own error and the server's text", () => errorsAreTheClients(side, tag));
         it("options left out are not sent", () => optionsLeftOutAreNotSent(side, tag));
+        it("the application's own commands share a transaction; CONFIRM answers by name", () => rawCommandsShareTheTransaction(side, `${tag}:raw`));
         it("pipelines parse in order", () => pipelinesParseInOrder(side, `${tag}:p`, false));
         it("transactions parse in order", () => pipelinesParseInOrder(side, `${tag}:t`, true));
         it("constants", () => {
@@ -669,7 +704,7 @@ describe(`${library} ${version} scripts backend`, { skip: standaloneNoModuleAddr
     assert.match(error.message, new RegExp(`^redis-guard: no script for ${commandName[method].toUpperCase().replace(".", "\\.")} `));
   });
 
-  it('"module" on a server without the module rejects with the server\'s unknown-command error', async () => {
+  it('"module" on a server without the module rejects with the server\'s unknown-command error, as the package\'s', async () => {
     const key = `{${run}:nomod}:k`;
     const g = guard(bare.client, { backend: "module" });
     const raw = await rejection(bare.raw(["MON.INCRCHECK", key, 1, 10, 5]));
@@ -677,7 +712,8 @@ describe(`${library} ${version} scripts backend`, { skip: standaloneNoModuleAddr
     for (const call of [() => g.incrcheck(key, 1, 10, 5), () => g.pipeline().incrcheck(key, 1, 10, 5).exec()]) {
       const error = await rejection(call());
       assert.equal(error.constructor, raw.constructor);
-      assert.equal(error.message, raw.message);
+      assert.ok(error instanceof GuardError);
+      assert.equal(error.message, raw.message.replace(/^ERR /, ""));
     }
   });
 
