@@ -1,4 +1,20 @@
 -- MON.DECRCLAMP key amount [ALERT stream [MAXLEN n]]
+-- The common call first: no options, the amount and the counter of at
+-- most 15 characters, in Lua numbers (GET answers nothing for a missing
+-- key and an error for another type: that goes the general way below).
+local amount_text = ARGV[1]
+if #KEYS == 1 and #ARGV == 1 and #amount_text <= 15 and amount_text:find('^[1-9]%d*$') then
+  local current = redis.pcall('GET', KEYS[1])
+  if not current then return 0 end
+  if type(current) == 'string' and #current <= 15 and (current == '0' or current:find('^%-?[1-9]%d*$')) then
+    current = tonumber(current)
+    if current <= 0 then return 0 end
+    local value = current - amount_text
+    if value < 0 then value = 0 end
+    redis.call('SET', KEYS[1], string.format('%d', value), 'KEEPTTL')
+    return value
+  end
+end
 local command = 'mon.decrclamp'
 if 1 + #KEYS + #ARGV < 3 then return wrong_arity(command) end
 -- A token after amount that is no option name is an argument too many.

@@ -1,4 +1,45 @@
 -- MON.INCRCHECK key increment window threshold [threshold ...] [ALERT stream [MAXLEN n]]
+-- The common call first: no options, the increment and thresholds of at
+-- most 15 digits, the window of at most 12 (every sum below 2^53, exact in
+-- Lua numbers), the thresholds increasing. INCRBY reads and writes the
+-- counter (it keeps the TTL, and writes nothing where the module refuses:
+-- another type, no integer, an overflow; those go the general way below).
+local n = #ARGV
+if #KEYS == 1 and n >= 3 and n <= 34 and #ARGV[2] <= 12 then
+  local fast, last = true, 0
+  for i = 1, n do
+    local a = ARGV[i]
+    if #a > 15 or not a:find('^[1-9]%d*$') then fast = false break end
+    if i >= 3 then
+      local t = tonumber(a)
+      if t <= last then fast = false break end
+      last = t
+    end
+  end
+  if fast then
+    local time = redis.call('TIME')
+    local expires_at = time[1] * 1000 + math.floor(time[2] / 1000) + ARGV[2] * 1000
+    local value = redis.pcall('INCRBY', KEYS[1], ARGV[1])
+    if type(value) == 'number' then
+      local level, reply = 0, value
+      if value >= 9007199254740992 or value <= -9007199254740992 then
+        -- Past 2^53 the double is not the counter: the exact one goes
+        -- back, beyond every threshold.
+        reply = reply_int(redis.call('GET', KEYS[1]))
+      else
+        local prev = value - ARGV[1]
+        for i = 3, n do
+          local t = tonumber(ARGV[i])
+          if prev < t and t <= value then level = i - 2 end
+        end
+      end
+      if redis.call('PTTL', KEYS[1]) < 0 then
+        redis.call('PEXPIREAT', KEYS[1], string.format('%d', expires_at))
+      end
+      return {reply, level}
+    end
+  end
+end
 local now, increment, expires_at, e = mon_head('mon.incrcheck')
 if e then return e end
 local thresholds, alert

@@ -17,7 +17,7 @@ local function err(text)
 end
 
 local function wrong_arity(command)
-  return err("ERR wrong number of arguments for '" .. command .. "' command")
+  return redis.error_reply("ERR wrong number of arguments for '" .. command .. "' command")
 end
 
 local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
@@ -61,8 +61,8 @@ local function mag_add(a, b)
   local x, y, out, carry = limbs(a), limbs(b), {}, 0
   for i = 1, math.max(#x, #y) do
     local d = (x[i] or 0) + (y[i] or 0) + carry
-    carry = d >= LIMB and 1 or 0
-    out[i] = d - carry * LIMB
+    carry = d >= 10000000 and 1 or 0
+    out[i] = d - carry * 10000000
   end
   if carry > 0 then out[#out + 1] = carry end
   return from_limbs(out)
@@ -74,7 +74,7 @@ local function mag_sub(a, b)
   for i = 1, #x do
     local d = x[i] - (y[i] or 0) - borrow
     borrow = d < 0 and 1 or 0
-    out[i] = d + borrow * LIMB
+    out[i] = d + borrow * 10000000
   end
   return from_limbs(out)
 end
@@ -86,8 +86,8 @@ local function mag_mul(a, b)
     local carry = 0
     for j = 1, #y do
       local d = out[i + j - 1] + x[i] * y[j] + carry
-      carry = math.floor(d / LIMB)
-      out[i + j - 1] = d - carry * LIMB
+      carry = math.floor(d / 10000000)
+      out[i + j - 1] = d - carry * 10000000
     end
     out[i + #y] = out[i + #y] + carry
   end
@@ -148,7 +148,7 @@ local function format_int(x)
 end
 
 local function int_cmp(a, b)
-  if short(a, b) then
+  if #a <= 15 and #b <= 15 then
     local x, y = tonumber(a), tonumber(b)
     return x < y and -1 or (x > y and 1 or 0)
   end
@@ -160,7 +160,7 @@ local function int_cmp(a, b)
 end
 
 local function int_add(a, b)
-  if short(a, b) then return format_int(tonumber(a) + tonumber(b)) end
+  if #a <= 15 and #b <= 15 then return string.format('%d', tonumber(a) + tonumber(b)) end
   local na, ma = split(a)
   local nb, mb = split(b)
   if na == nb then return join(na, mag_add(ma, mb)) end
@@ -178,7 +178,7 @@ local function int_sub(a, b)
 end
 
 local function int_mul(a, b)
-  if #a + #b <= 15 then return format_int(tonumber(a) * tonumber(b)) end
+  if #a + #b <= 15 then return string.format('%d', tonumber(a) * tonumber(b)) end
   local na, ma = split(a)
   local nb, mb = split(b)
   return join(na ~= nb, mag_mul(ma, mb))
@@ -186,13 +186,13 @@ end
 
 -- floor(a / b) and a - b * floor(a / b), for b > 0.
 local function int_floordiv(a, b)
-  if short(a, b) then
+  if #a <= 15 and #b <= 15 then
     local x, y = tonumber(a), tonumber(b)
     -- The division rounds: the remainder puts the quotient right.
     local q = math.floor(x / y)
     local r = x - q * y
     if r < 0 then q, r = q - 1, r + y elseif r >= y then q, r = q + 1, r - y end
-    return format_int(q), format_int(r)
+    return string.format('%d', q), string.format('%d', r)
   end
   local na, ma = split(a)
   local q, r = mag_divmod(ma, b)
@@ -210,7 +210,7 @@ end
 
 local function int_fits(x)
   if #x <= 15 then return true end
-  return int_cmp(x, INT_MIN) >= 0 and int_cmp(x, INT_MAX) <= 0
+  return int_cmp(x, '-9223372036854775808') >= 0 and int_cmp(x, '9223372036854775807') <= 0
 end
 
 -- An integer as INCRBY reads one: signed 64-bit decimal, no sign '+', no
@@ -223,21 +223,21 @@ end
 
 local function integer_arg(text, name)
   local n = parse_int(text)
-  if n == nil then return nil, err('ERR ' .. name .. ' is not an integer or out of range') end
+  if n == nil then return nil, redis.error_reply('ERR ' .. name .. ' is not an integer or out of range') end
   return n
 end
 
 local function positive_arg(text, name)
   local n, e = integer_arg(text, name)
   if e then return nil, e end
-  if int_cmp(n, '0') <= 0 then return nil, err('ERR ' .. name .. ' must be a positive integer') end
+  if int_cmp(n, '0') <= 0 then return nil, redis.error_reply('ERR ' .. name .. ' must be a positive integer') end
   return n
 end
 
 local function non_negative_arg(text, name)
   local n, e = integer_arg(text, name)
   if e then return nil, e end
-  if int_cmp(n, '0') < 0 then return nil, err('ERR ' .. name .. ' must not be negative') end
+  if int_cmp(n, '0') < 0 then return nil, redis.error_reply('ERR ' .. name .. ' must not be negative') end
   return n
 end
 
@@ -270,7 +270,7 @@ local function seconds_from(text, name, now, command)
   if e then return nil, e end
   local at = span_end_ms(now, seconds)
   if at == nil then
-    return nil, err("ERR invalid expire time in '" .. command .. "' command: " .. name .. ' is too large')
+    return nil, redis.error_reply("ERR invalid expire time in '" .. command .. "' command: " .. name .. ' is too large')
   end
   return at
 end
@@ -280,9 +280,9 @@ end
 local function read_integer(key)
   local kind = type_of(key)
   if kind == 'none' then return nil end
-  if kind ~= 'string' then return nil, err(WRONGTYPE) end
+  if kind ~= 'string' then return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value') end
   local n = parse_int(redis.call('GET', key))
-  if n == nil then return nil, err(NOT_INTEGER) end
+  if n == nil then return nil, redis.error_reply('ERR value is not an integer or out of range') end
   return n
 end
 
@@ -340,8 +340,8 @@ local function walk_options(from, names, key_options, key_from, each)
     for _, known in ipairs(names) do
       if string.upper(given) == known then name = known end
     end
-    if name == nil then return err("ERR unknown option '" .. shown(given) .. "'") end
-    if seen[name] then return err('ERR option ' .. name .. ' is given more than once') end
+    if name == nil then return redis.error_reply("ERR unknown option '" .. shown(given) .. "'") end
+    if seen[name] then return redis.error_reply('ERR option ' .. name .. ' is given more than once') end
     seen[name] = true
     local value
     if key_options[name] then
@@ -352,7 +352,7 @@ local function walk_options(from, names, key_options, key_from, each)
       value = ARGV[i + 1]
       i = i + 2
     end
-    if value == nil then return err('ERR option ' .. name .. ' needs a value') end
+    if value == nil then return redis.error_reply('ERR option ' .. name .. ' needs a value') end
     local e = each(name, value)
     if e then return e end
   end
@@ -379,7 +379,7 @@ local function alert_options(from, names, check_own)
   local alert, values = {}, {}
   local e = walk_options(from, names, {ALERT = true}, 2, function(name, value)
     if name == 'ALERT' then
-      if value == KEYS[1] then return err("ERR alert stream must not be the counter's key") end
+      if value == KEYS[1] then return redis.error_reply("ERR alert stream must not be the counter's key") end
       alert.stream = value
     elseif name == 'MAXLEN' then
       local n, bad = positive_arg(value, 'maxlen')
@@ -393,7 +393,7 @@ local function alert_options(from, names, check_own)
   end)
   if e then return nil, nil, e end
   if alert.stream == nil then
-    if alert.maxlen ~= nil then return nil, nil, err('ERR option MAXLEN is only valid with ALERT') end
+    if alert.maxlen ~= nil then return nil, nil, redis.error_reply('ERR option MAXLEN is only valid with ALERT') end
     alert = nil
   end
   return alert, values
@@ -417,14 +417,14 @@ local function mon_tail(from, own, check_own)
       end
     end
   end
-  if options_at - from > 32 then return nil, nil, nil, err('ERR too many threshold values (at most 32)') end
+  if options_at - from > 32 then return nil, nil, nil, redis.error_reply('ERR too many threshold values (at most 32)') end
   local thresholds = {}
   for i = from, options_at - 1 do
     local position = i - from + 1
     local t, e = positive_arg(ARGV[i], 'threshold #' .. position)
     if e then return nil, nil, nil, e end
     if position > 1 and int_cmp(t, thresholds[position - 1]) <= 0 then
-      return nil, nil, nil, err('ERR threshold #' .. position .. ' must be greater than #' .. (position - 1)
+      return nil, nil, nil, redis.error_reply('ERR threshold #' .. position .. ' must be greater than #' .. (position - 1)
         .. ': threshold values must be strictly increasing')
     end
     thresholds[position] = t
@@ -438,7 +438,7 @@ end
 -- even where nothing would be written to it.
 local function require_stream(key)
   local kind = type_of(key)
-  if kind ~= 'none' and kind ~= 'stream' then return err(WRONGTYPE) end
+  if kind ~= 'none' and kind ~= 'stream' then return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value') end
   return nil
 end
 
@@ -510,14 +510,14 @@ local function coupon_set_size(from)
   local e = walk_options(from, {'LEDGER'}, {LEDGER = true}, 2, function(_, value) ledger = value end)
   if e then return nil, e end
   local kind = type_of(KEYS[1])
-  if kind == 'guard-cpn' then return nil, err(WRONGTYPE) end
+  if kind == 'guard-cpn' then return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value') end
   if ledger ~= nil then
     e = require_stream(ledger)
     if e then return nil, e end
-    return nil, err('ERR ledger: the key is no campaign and keeps no ledger')
+    return nil, redis.error_reply('ERR ledger: the key is no campaign and keeps no ledger')
   end
   if kind == 'none' then return 0 end
-  if kind ~= 'set' then return nil, err(WRONGTYPE) end
+  if kind ~= 'set' then return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value') end
   return redis.call('SCARD', KEYS[1])
 end
 
@@ -540,7 +540,7 @@ end
 -- tolerance and increment in ns, or an error naming the argument whose
 -- product overflows.
 local function gcra_rate(limit, quantity)
-  local function too_large(name, why) return err('ERR ' .. name .. ' is too large: ' .. why) end
+  local function too_large(name, why) return redis.error_reply('ERR ' .. name .. ' is too large: ' .. why) end
   local period_ns = int_mul(limit.period, '1000000000')
   if not int_fits(period_ns) then return nil, too_large('period', 'it overflows in nanoseconds') end
   local emission = int_floordiv(period_ns, limit.count)
@@ -579,7 +579,7 @@ local function gcra_decide(tat, now, rate)
     ttl = int_sub(new_tat, now)
   end
   if not d.limited and int_cmp(rate.increment, '0') > 0 then
-    if not int_fits(new_tat) then return nil, err('ERR quantity is too large: the arrival time would overflow') end
+    if not int_fits(new_tat) then return nil, redis.error_reply('ERR quantity is too large: the arrival time would overflow') end
     d.tat = new_tat
     d.expires_at_ms = ceil_div(new_tat, '1000000')
   end
