@@ -1,11 +1,12 @@
 -- COUPON.ISSUE key user limit [LEDGER stream], on a plain set of winners
 -- The common call first: no LEDGER, a limit of at most 15 digits (a Lua
--- number), a set or nothing at the key (SCARD answers an error for any
--- other type, a campaign's included: that goes the general way below).
+-- number), a set or nothing at the key (any other type, a campaign's
+-- included, goes the general way below, which answers for it).
 local limit_text = ARGV[2]
 if #KEYS == 1 and #ARGV == 2 and ARGV[1] ~= '' and #limit_text <= 15 and limit_text:find('^[1-9]%d*$') then
-  local issued = redis.pcall('SCARD', KEYS[1])
-  if type(issued) == 'number' then
+  local kind = redis.call('TYPE', KEYS[1])['ok']
+  if kind == 'set' or kind == 'none' then
+    local issued = redis.call('SCARD', KEYS[1])
     if issued < tonumber(limit_text) then
       if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return -1 end
       return issued + 1

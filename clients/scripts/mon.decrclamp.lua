@@ -1,12 +1,13 @@
 -- MON.DECRCLAMP key amount [ALERT stream [MAXLEN n]]
 -- The common call first: no options, the amount and the counter of at
--- most 15 characters, in Lua numbers (GET answers nothing for a missing
--- key and an error for another type: that goes the general way below).
+-- most 15 characters, in Lua numbers (another type goes the general way
+-- below, which answers for it).
 local amount_text = ARGV[1]
 if #KEYS == 1 and #ARGV == 1 and #amount_text <= 15 and amount_text:find('^[1-9]%d*$') then
-  local current = redis.pcall('GET', KEYS[1])
-  if not current then return 0 end
-  if type(current) == 'string' and #current <= 15 and (current == '0' or current:find('^%-?[1-9]%d*$')) then
+  local kind = redis.call('TYPE', KEYS[1])['ok']
+  local current = kind == 'string' and redis.call('GET', KEYS[1])
+  if kind == 'none' then return 0 end
+  if current and #current <= 15 and (current == '0' or current:find('^%-?[1-9]%d*$')) then
     current = tonumber(current)
     if current <= 0 then return 0 end
     local value = current - amount_text

@@ -1,9 +1,10 @@
 -- MON.INCRCHECK key increment window threshold [threshold ...] [ALERT stream [MAXLEN n]]
 -- The common call first: no options, the increment and thresholds of at
 -- most 15 digits, the window of at most 12 (every sum below 2^53, exact in
--- Lua numbers), the thresholds increasing. INCRBY reads and writes the
--- counter (it keeps the TTL, and writes nothing where the module refuses:
--- another type, no integer, an overflow; those go the general way below).
+-- Lua numbers), the thresholds increasing, a string or nothing at the key.
+-- INCRBY reads and writes the counter (it keeps the TTL, and writes
+-- nothing where the module refuses: no integer, an overflow; those go the
+-- general way below).
 local n = #ARGV
 if #KEYS == 1 and n >= 3 and n <= 34 and #ARGV[2] <= 12 then
   local fast, last = true, 0
@@ -16,7 +17,10 @@ if #KEYS == 1 and n >= 3 and n <= 34 and #ARGV[2] <= 12 then
       last = t
     end
   end
-  if fast then
+  -- Another type goes the general way without a failed INCRBY (an error
+  -- the server would count in errorstats beside the script's own).
+  local kind = fast and redis.call('TYPE', KEYS[1])['ok']
+  if kind == 'string' or kind == 'none' then
     local time = redis.call('TIME')
     local expires_at = time[1] * 1000 + math.floor(time[2] / 1000) + ARGV[2] * 1000
     local value = redis.pcall('INCRBY', KEYS[1], ARGV[1])

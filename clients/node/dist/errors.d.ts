@@ -10,7 +10,10 @@
 export declare class GuardError extends Error {
     /** The kind this class stands for (its name). */
     static readonly kind: string;
-    /** A marked error of this kind (any kind, for `GuardError`). */
+    /**
+     * An error made by this class (or a subclass), or a server error the
+     * package marked with this kind (any kind, for `GuardError`).
+     */
     static [Symbol.hasInstance](value: unknown): boolean;
 }
 /** COUPON.CREATE on a key that exists (`BUSYKEY`). */

@@ -13,8 +13,13 @@ exports.typed = typed;
 const KIND = Symbol.for("redis-guard.error-kind");
 /** A server error answering one of the guard's calls. */
 class GuardError extends Error {
-    /** A marked error of this kind (any kind, for `GuardError`). */
+    /**
+     * An error made by this class (or a subclass), or a server error the
+     * package marked with this kind (any kind, for `GuardError`).
+     */
     static [Symbol.hasInstance](value) {
+        if (Function.prototype[Symbol.hasInstance].call(this, value))
+            return true;
         const kind = value?.[KIND];
         return kind !== undefined && (this === GuardError || kind === this.kind);
     }

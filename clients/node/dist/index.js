@@ -192,7 +192,7 @@ class Sender {
                 return await __classPrivateFieldGet(this, _Sender_adapter, "f").send(spec);
             }
             catch (error) {
-                if (!__classPrivateFieldGet(this, _Sender_instances, "m", _Sender_switchedOn).call(this, error))
+                if (!__classPrivateFieldGet(this, _Sender_instances, "m", _Sender_switchedOn).call(this, error, [spec]))
                     throw error;
             }
         }
@@ -220,19 +220,19 @@ class Sender {
         catch (error) {
             // An unknown command aborts a MULTI (EXECABORT, ioredis; node-redis
             // rejects with the command's error): nothing ran.
-            const cause = [error, ...(error?.previousErrors ?? [])].find(scripts_1.isUnknownCommand);
-            if (!transaction || !__classPrivateFieldGet(this, _Sender_instances, "m", _Sender_switchedOn).call(this, cause))
+            const cause = [error, ...(error?.previousErrors ?? [])].find((each) => (0, scripts_1.namesModuleCommand)(each, specs));
+            if (!transaction || !__classPrivateFieldGet(this, _Sender_instances, "m", _Sender_switchedOn).call(this, cause, specs))
                 throw error;
             return __classPrivateFieldGet(this, _Sender_instances, "m", _Sender_batchOfScripts).call(this, specs, true);
         }
-        const unknown = replies.flatMap((reply, i) => (!specs[i].raw && (0, scripts_1.isUnknownCommand)(reply) ? [i] : []));
-        if (unknown.length === 0 || !__classPrivateFieldGet(this, _Sender_instances, "m", _Sender_switchedOn).call(this, replies[unknown[0]]))
+        const unknown = replies.flatMap((reply, i) => ((0, scripts_1.namesModuleCommand)(reply, [specs[i]]) ? [i] : []));
+        if (unknown.length === 0 || !__classPrivateFieldGet(this, _Sender_instances, "m", _Sender_switchedOn).call(this, replies[unknown[0]], specs))
             return replies;
         return replaced(replies, unknown, await __classPrivateFieldGet(this, _Sender_instances, "m", _Sender_batchOfScripts).call(this, unknown.map((i) => specs[i]), false));
     }
 }
-_Sender_adapter = new WeakMap(), _Sender_scripts = new WeakMap(), _Sender_mayswitch = new WeakMap(), _Sender_loaded = new WeakMap(), _Sender_instances = new WeakSet(), _Sender_switchedOn = function _Sender_switchedOn(error) {
-    if (!(0, scripts_1.isUnknownCommand)(error) || !(__classPrivateFieldGet(this, _Sender_mayswitch, "f") || __classPrivateFieldGet(this, _Sender_scripts, "f")))
+_Sender_adapter = new WeakMap(), _Sender_scripts = new WeakMap(), _Sender_mayswitch = new WeakMap(), _Sender_loaded = new WeakMap(), _Sender_instances = new WeakSet(), _Sender_switchedOn = function _Sender_switchedOn(error, specs) {
+    if (!(0, scripts_1.namesModuleCommand)(error, specs) || !(__classPrivateFieldGet(this, _Sender_mayswitch, "f") || __classPrivateFieldGet(this, _Sender_scripts, "f")))
         return false;
     if (__classPrivateFieldGet(this, _Sender_scripts, "f"))
         return true; // a concurrent call switched already

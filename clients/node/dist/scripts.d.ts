@@ -11,5 +11,10 @@ export declare function evalsha(spec: Spec<unknown>, script: Script): Spec<unkno
 export declare function scriptLoad(script: Script, key: Spec<unknown>["key"]): Spec<unknown>;
 /** The server no longer has the script (a failover, a restart, SCRIPT FLUSH): the call did not run. */
 export declare function isNoScript(reply: unknown): boolean;
-/** The server has no such command (no module): the call did not run. */
-export declare function isUnknownCommand(reply: unknown): boolean;
+/**
+ * The server has no such command, and it is one of `specs`' own (the
+ * module's): the module is not loaded, the calls did not run. (An
+ * application's unknown command queued beside them says nothing of the
+ * module.)
+ */
+export declare function namesModuleCommand(reply: unknown, specs: readonly Spec<unknown>[]): boolean;

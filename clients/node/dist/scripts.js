@@ -4,7 +4,7 @@ exports.scriptOf = scriptOf;
 exports.evalsha = evalsha;
 exports.scriptLoad = scriptLoad;
 exports.isNoScript = isNoScript;
-exports.isUnknownCommand = isUnknownCommand;
+exports.namesModuleCommand = namesModuleCommand;
 /**
  * The scripts backend's side of a call: each command's Lua script
  * (`prelude.lua` then `<command>.lua`, one copy in the repository's
@@ -63,7 +63,18 @@ function scriptLoad(script, key) {
 function isNoScript(reply) {
     return reply instanceof Error && reply.message.startsWith("NOSCRIPT");
 }
-/** The server has no such command (no module): the call did not run. */
-function isUnknownCommand(reply) {
-    return reply instanceof Error && /^ERR unknown command\b/.test(reply.message);
+/**
+ * The server has no such command, and it is one of `specs`' own (the
+ * module's): the module is not loaded, the calls did not run. (An
+ * application's unknown command queued beside them says nothing of the
+ * module.)
+ */
+function namesModuleCommand(reply, specs) {
+    if (!(reply instanceof Error))
+        return false;
+    const named = /^(?:ERR )?unknown command [`']([^`']*)[`']/.exec(reply.message);
+    if (named === null)
+        return false;
+    const name = named[1].toUpperCase();
+    return specs.some((spec) => !spec.raw && String(spec.args[0]).toUpperCase() === name);
 }

@@ -14,8 +14,12 @@ export class GuardError extends Error {
   /** The kind this class stands for (its name). */
   static readonly kind: string = "GuardError";
 
-  /** A marked error of this kind (any kind, for `GuardError`). */
+  /**
+   * An error made by this class (or a subclass), or a server error the
+   * package marked with this kind (any kind, for `GuardError`).
+   */
   static [Symbol.hasInstance](value: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
     const kind = (value as { [KIND]?: string } | null | undefined)?.[KIND];
     return kind !== undefined && (this === GuardError || kind === this.kind);
   }

@@ -13,7 +13,7 @@
  */
 import { commands, type Bytes, type CommandName, type Commands, type ResultOf, type Spec } from "./commands";
 import { typed } from "./errors";
-import { evalsha, isNoScript, isUnknownCommand, scriptLoad, scriptOf, type Script } from "./scripts";
+import { evalsha, isNoScript, namesModuleCommand, scriptLoad, scriptOf, type Script } from "./scripts";
 
 export * from "./commands";
 export { CampaignExists, GuardError, NoSuchCampaign, WrongType } from "./errors";
@@ -190,7 +190,7 @@ class Sender {
       try {
         return await this.#adapter.send(spec);
       } catch (error) {
-        if (!this.#switchedOn(error)) throw error;
+        if (!this.#switchedOn(error, [spec])) throw error;
       }
     }
     const script = scriptOf(String(spec.args[0]));
@@ -213,18 +213,18 @@ class Sender {
     } catch (error) {
       // An unknown command aborts a MULTI (EXECABORT, ioredis; node-redis
       // rejects with the command's error): nothing ran.
-      const cause = [error, ...((error as any)?.previousErrors ?? [])].find(isUnknownCommand);
-      if (!transaction || !this.#switchedOn(cause)) throw error;
+      const cause = [error, ...((error as any)?.previousErrors ?? [])].find((each) => namesModuleCommand(each, specs));
+      if (!transaction || !this.#switchedOn(cause, specs)) throw error;
       return this.#batchOfScripts(specs, true);
     }
-    const unknown = replies.flatMap((reply, i) => (!specs[i].raw && isUnknownCommand(reply) ? [i] : []));
-    if (unknown.length === 0 || !this.#switchedOn(replies[unknown[0]])) return replies;
+    const unknown = replies.flatMap((reply, i) => (namesModuleCommand(reply, [specs[i]]) ? [i] : []));
+    if (unknown.length === 0 || !this.#switchedOn(replies[unknown[0]], specs)) return replies;
     return replaced(replies, unknown, await this.#batchOfScripts(unknown.map((i) => specs[i]), false));
   }
 
-  /** `"auto"` meets the server's unknown-command error: scripts from now on. */
-  #switchedOn(error: unknown): boolean {
-    if (!isUnknownCommand(error) || !(this.#mayswitch || this.#scripts)) return false;
+  /** `"auto"` meets the server's unknown-command error for one of `specs`' commands: scripts from now on. */
+  #switchedOn(error: unknown, specs: readonly Spec<unknown>[]): boolean {
+    if (!namesModuleCommand(error, specs) || !(this.#mayswitch || this.#scripts)) return false;
     if (this.#scripts) return true; // a concurrent call switched already
     this.#scripts = true;
     process.emitWarning(

@@ -69,7 +69,16 @@ export function isNoScript(reply: unknown): boolean {
   return reply instanceof Error && reply.message.startsWith("NOSCRIPT");
 }
 
-/** The server has no such command (no module): the call did not run. */
-export function isUnknownCommand(reply: unknown): boolean {
-  return reply instanceof Error && /^ERR unknown command\b/.test(reply.message);
+/**
+ * The server has no such command, and it is one of `specs`' own (the
+ * module's): the module is not loaded, the calls did not run. (An
+ * application's unknown command queued beside them says nothing of the
+ * module.)
+ */
+export function namesModuleCommand(reply: unknown, specs: readonly Spec<unknown>[]): boolean {
+  if (!(reply instanceof Error)) return false;
+  const named = /^(?:ERR )?unknown command [`']([^`']*)[`']/.exec(reply.message);
+  if (named === null) return false;
+  const name = named[1].toUpperCase();
+  return specs.some((spec) => !spec.raw && String(spec.args[0]).toUpperCase() === name);
 }

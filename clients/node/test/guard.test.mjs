@@ -463,6 +463,26 @@ async function rawCommandsShareTheTransaction(side, tag) {
   assert.deepEqual(Object.keys(info), ["limit", "peruser", "hold", "confirmed", "held", "available", "claims", "expired", "released"]);
 }
 
+/**
+ * An "auto" guard on a server with the module: an unknown command of the
+ * application's own in its transaction or pipeline rejects as itself and
+ * does not switch the guard to scripts (found by the attack review).
+ */
+async function anApplicationsUnknownCommandKeepsTheModule(side, tag) {
+  if (side.backend !== "module") return;
+  const g = guard(side.connection.client);
+  const window = `{${tag}}:window`;
+  assert.equal((await g.slidecheck(window, 1, 60, 5)).current, 1);
+  for (const transaction of [true, false]) {
+    const error = await rejection(g.pipeline({ transaction }).call("NO.SUCHCMD", `{${tag}}:x`).incrcheck(`{${tag}}:n`, 1, 60, 5).exec());
+    assert.match(error.message, /NO\.SUCHCMD|EXECABORT/, `transaction ${transaction}`);
+  }
+  assert.equal((await g.slidecheck(window, 1, 60, 5)).current, 2, "the guard stayed on the module");
+  // The package's classes hold for errors an application makes with them too.
+  assert.ok(new CampaignExists("x") instanceof CampaignExists && new CampaignExists("x") instanceof GuardError);
+  assert.ok(!(new GuardError("x") instanceof CampaignExists) && new WrongType("x") instanceof Error);
+}
+
 /** The commands each method sends, as the server logs them (SLOWLOG: the
  * harness starts the standalone servers with slowlog-log-slower-than 0). */
 async function sentWords(admin, call) {
@@ -637,6 +657,7 @@ describe(`${library} ${version} standalone`, () => {
         it("errors reject with the library's own error and the server's text", () => errorsAreTheClients(side, tag));
         it("options left out are not sent", () => optionsLeftOutAreNotSent(side, tag));
         it("the application's own commands share a transaction; CONFIRM answers by name", () => rawCommandsShareTheTransaction(side, `${tag}:raw`));
+        it("an application's unknown command keeps an auto guard on the module", () => anApplicationsUnknownCommandKeepsTheModule(side, `${tag}:unknown`));
         it("pipelines parse in order", () => pipelinesParseInOrder(side, `${tag}:p`, false));
         it("transactions parse in order", () => pipelinesParseInOrder(side, `${tag}:t`, true));
         it("constants", () => {

@@ -87,9 +87,12 @@ class _Mode:
         self.backend = backend
         self.scripts = backend == "scripts"
 
-    def switch(self, error: BaseException) -> bool:
-        """Should the call that failed with ``error`` run as a script?"""
-        if self.backend != "auto" or not scripts.is_unknown_command(error):
+    def switch(self, error: BaseException, calls: List[Call[Any]]) -> bool:
+        """Should ``calls``, one of which failed with ``error``, run as
+        scripts? Only the server's unknown-command error naming one of the
+        guard's own commands says so (not an application's command queued
+        beside them)."""
+        if self.backend != "auto" or not scripts.names_a_module_command(error, calls):
             return False
         if not self.scripts:
             self.scripts = True
@@ -149,7 +152,7 @@ class _Queue:
         if self._mode.scripts:
             return []
         for call, reply in zip(self._calls, replies[loads:]):
-            if not call.raw and isinstance(reply, BaseException) and self._mode.switch(reply):
+            if not call.raw and isinstance(reply, BaseException) and self._mode.switch(reply, [call]):
                 return [call for call in self._calls if not call.raw]
         return []
 
@@ -171,7 +174,7 @@ class _Queue:
         """A batch the server refused whole (a transaction with an unknown
         command: nothing ran): returns if it is to be sent again as
         scripts, raises otherwise."""
-        if self._mode.scripts or not self._mode.switch(error):
+        if self._mode.scripts or not self._mode.switch(error, self._calls):
             if self._backend.is_server_error(error):
                 raise errors.typed(error).with_traceback(error.__traceback__) from None
             raise error
@@ -210,7 +213,7 @@ class Guard(_Commands):
             try:
                 return self._backend.execute(call)
             except Exception as error:
-                if not self._mode.switch(error):
+                if not self._mode.switch(error, [call]):
                     raise
         try:
             return self._backend.execute(scripts.evalsha(call))
@@ -257,7 +260,7 @@ class AsyncGuard(_Commands):
             try:
                 return await self._backend.execute(call)
             except Exception as error:
-                if not self._mode.switch(error):
+                if not self._mode.switch(error, [call]):
                     raise
         try:
             return await self._backend.execute(scripts.evalsha(call))

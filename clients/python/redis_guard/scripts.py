@@ -11,10 +11,11 @@ command does.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import replace
 import hashlib
 from pathlib import Path
-from typing import Any, Tuple
+from typing import Any, Iterable, Tuple
 
 from .commands import Call
 
@@ -54,10 +55,16 @@ def script_load(call: Call[Any]) -> Call[Any]:
     return Call(("SCRIPT", "LOAD", text), call.key, str, ())
 
 
-def is_unknown_command(error: BaseException) -> bool:
-    """The server's answer to a command it does not have: the module is
-    not loaded."""
-    return "unknown command" in str(error).lower()
+def names_a_module_command(error: BaseException, calls: Iterable[Call[Any]]) -> bool:
+    """``error`` is the server's answer to a command it does not have, and
+    that command is one of ``calls``' own (the module's): the module is
+    not loaded. (An application's unknown command beside them says
+    nothing of the module.)"""
+    named = re.search(r"unknown command [`']([^`']*)[`']", str(error))
+    if named is None:
+        return False
+    mine = {_text(call.words[0]).upper() for call in calls if not call.raw}
+    return named.group(1).upper() in mine
 
 
 def is_noscript(error: BaseException) -> bool:

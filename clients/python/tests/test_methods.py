@@ -208,7 +208,23 @@ async def _typed_results_and_the_applications_commands(flavour: str, client: Cli
                                     f"COUPON.CREATE {campaign} 1", "EXEC"], lines
 
 
+async def _an_applications_unknown_command_keeps_the_module(flavour: str, client: Client) -> None:
+    """An "auto" guard on a server with the module: an unknown command of
+    the application's own, queued in the guard's transaction or pipeline,
+    fails as itself and does not switch the guard to scripts (which would
+    meet the module's keys as WRONGTYPE). Found by the attack review."""
+    window = f"{{u:{flavour}}}:window"
+    assert (await client.call("slidecheck", window, 1, 60, [5])).current == 1
+    for transaction in (True, False):
+        pipe = client.guard.pipeline(transaction=transaction)
+        pipe.execute_command("NO.SUCHCMD", f"{{u:{flavour}}}:x").incrcheck(f"{{u:{flavour}}}:n", 1, 60, [5])
+        with pytest.raises(client.error, match="NO.SUCHCMD"):
+            await value(pipe.execute())
+    assert (await client.call("slidecheck", window, 1, 60, [5])).current == 2
+
+
 test_every_method = per_flavour(_every_method)
+test_an_applications_unknown_command_keeps_the_module = per_flavour(_an_applications_unknown_command_keeps_the_module)
 test_typed_results_and_the_applications_commands = per_flavour(_typed_results_and_the_applications_commands)
 test_errors = per_flavour(_errors)
 test_pipelines = per_flavour(_pipelines)
