@@ -7,7 +7,12 @@
 //!
 //! A sliding window is the module's type on one side and the scripts'
 //! hash on the other (docs/clients.md): for it the replies, alert entries,
-//! existence and expiry are compared. Answers that depend on the instant
+//! existence and expiry are compared. So is a campaign (the module's type;
+//! the scripts' sorted set): after every call that names one, COUPON.INFO
+//! and COUPON.CLAIMS, read on each backend its own way, must agree, and so
+//! must its ledger's entries; a hold's expiry is made at each server's
+//! instant of the call, so times in ms there may differ by the most the
+//! two instants of a call were apart. Answers that depend on the instant
 //! (an expiry, a window's bucket edge or report hold, a distinct member
 //! aging out) are kept apart from the two calls' instants by waiting; a
 //! call with such an edge between its two instants anyway is not compared
@@ -259,6 +264,276 @@ fn revoke(rng: &mut Rng) -> Call {
     }
 }
 
+/// Campaigns (the module's type; the scripts' sorted set): k1 holds for
+/// 1 s and keeps no ledger, k2 holds for 2 s and keeps its ledger. Each
+/// keeps one hold length (or 600 s, which outlives the run) so that holds
+/// expire in the order they were made on both servers, whose instants of
+/// one call differ by a ms or so.
+const CAMPAIGNS: [&str; 2] = ["{c}:k1", "{c}:k2"];
+const LEDGER: &str = "{c}:ledger";
+/// A key that holds no campaign, but for one call after a CREATE.
+const NO_CAMPAIGN: &str = "{c}:nothing";
+const USERS: [&str; 4] = ["u0", "u1", "u2", "u3"];
+
+/// A campaign key, sometimes a missing one.
+fn campaign_key(rng: &mut Rng) -> (usize, &'static str) {
+    match rng.below(30) {
+        0 => (0, NO_CAMPAIGN),
+        _ => {
+            let at = rng.below(2);
+            (at, CAMPAIGNS[at])
+        }
+    }
+}
+
+/// `[LEDGER stream]` as a write on campaign `at` names it: k2's ledger
+/// mostly, sometimes none, another stream, a list, or no value.
+fn campaign_ledger(call: Call, rng: &mut Rng, at: usize) -> Call {
+    let usual = at == 1;
+    match rng.below(25) {
+        0 => call,
+        1 => call.arg("LEDGER").key(STREAMS[0]),
+        2 => call.arg("ledger").key(A_LIST),
+        3 => call.arg("LEDGER"),
+        4 if !usual => call.arg("LEDGER").key(LEDGER),
+        _ if usual => call.arg(rng.pick(&["LEDGER", "Ledger"])).key(LEDGER),
+        _ => call,
+    }
+}
+
+/// A user: mostly one of a few, so they contend for small limits.
+fn campaign_user(rng: &mut Rng) -> Vec<u8> {
+    match rng.below(40) {
+        0 => Vec::new(),
+        1 => b"\xff\x00u".to_vec(),
+        _ => rng.pick(&USERS).as_bytes().to_vec(),
+    }
+}
+
+/// An option of a call: `NAME value`, or `NAME key`.
+enum Opt {
+    Arg(&'static str, String),
+    Key(&'static str, &'static str),
+}
+
+/// One of `names`.
+fn one(rng: &mut Rng, names: &[&'static str]) -> &'static str {
+    names[rng.below(names.len())]
+}
+
+fn with_options(mut call: Call, rng: &mut Rng, mut options: Vec<Opt>) -> Call {
+    rng.shuffle(&mut options);
+    for option in options {
+        call = match option {
+            Opt::Arg(name, value) => call.arg(name).arg(value),
+            Opt::Key(name, key) => call.arg(name).key(key),
+        };
+    }
+    call
+}
+
+fn create(rng: &mut Rng) -> Call {
+    let (at, key) = campaign_key(rng);
+    let mut options = Vec::new();
+    if rng.below(3) > 0 {
+        options.push(Opt::Arg("PERUSER", integer(rng, 3)));
+    }
+    if rng.below(8) > 0 {
+        let hold = match rng.below(15) {
+            0 => integer(rng, 3),
+            _ => (at + 1).to_string(),
+        };
+        options.push(Opt::Arg(one(rng, &["HOLD", "hold"]), hold));
+    }
+    if (at == 1 && rng.below(6) > 0) || rng.chance(30) {
+        let stream = match rng.below(20) {
+            0 => key,
+            1 => A_LIST,
+            _ => LEDGER,
+        };
+        options.push(Opt::Key(one(rng, &["LEDGER", "ledger"]), stream));
+    }
+    if rng.chance(8) {
+        options.push(Opt::Arg("MAXLEN", integer(rng, 1000)));
+    }
+    if rng.chance(40) {
+        options.push(Opt::Arg(one(rng, &["ID", "PERUSER", "X"]), "1".into()));
+    }
+    let call = Call::new("COUPON.CREATE").key(key).arg(integer(rng, 4));
+    with_options(call, rng, options)
+}
+
+fn reserve(rng: &mut Rng) -> Call {
+    let (at, key) = campaign_key(rng);
+    let mut options = Vec::new();
+    if rng.chance(3) {
+        let hold = match rng.below(10) {
+            0 => integer(rng, 3),
+            1 => "600".into(),
+            _ => (at + 1).to_string(),
+        };
+        options.push(Opt::Arg("HOLD", hold));
+    }
+    if rng.below(3) > 0 {
+        let id = match rng.below(30) {
+            0 => String::new(),
+            _ => format!("r{}", rng.below(6)),
+        };
+        options.push(Opt::Arg(one(rng, &["ID", "id"]), id));
+    }
+    if rng.chance(40) {
+        options.push(Opt::Arg(one(rng, &["FROM", "HOLD"]), "1".into()));
+    }
+    let call = Call::new("COUPON.RESERVE")
+        .key(key)
+        .bytes(&campaign_user(rng));
+    campaign_ledger(with_options(call, rng, options), rng, at)
+}
+
+/// A claim number: mostly one of the latest made on `at`.
+fn claim_number(rng: &mut Rng, latest: &[i64; 2], at: usize) -> String {
+    match rng.below(15) {
+        0 => integer(rng, 3),
+        _ => (latest[at] - rng.below(4) as i64).max(1).to_string(),
+    }
+}
+
+fn confirm_or_release(rng: &mut Rng, latest: &[i64; 2]) -> Call {
+    let (at, key) = campaign_key(rng);
+    let command = if rng.chance(3) {
+        "COUPON.RELEASE"
+    } else {
+        "COUPON.CONFIRM"
+    };
+    let call = Call::new(command).key(key);
+    if rng.chance(60) {
+        return call;
+    }
+    let mut call = call.arg(claim_number(rng, latest, at));
+    if rng.chance(50) {
+        call = call.arg("ID").arg("x");
+    }
+    campaign_ledger(call, rng, at)
+}
+
+fn info_or_claims(rng: &mut Rng, latest: &[i64; 2]) -> Call {
+    let (at, key) = campaign_key(rng);
+    if rng.chance(2) {
+        let call = Call::new("COUPON.INFO").key(key);
+        return if rng.chance(30) { call.arg("x") } else { call };
+    }
+    let mut options = Vec::new();
+    if rng.chance(3) {
+        options.push(Opt::Arg("FROM", claim_number(rng, latest, at)));
+    }
+    if rng.chance(3) {
+        options.push(Opt::Arg("COUNT", integer(rng, 3)));
+    }
+    if rng.chance(40) {
+        options.push(Opt::Arg("HOLD", "1".into()));
+    }
+    with_options(Call::new("COUPON.CLAIMS").key(key), rng, options)
+}
+
+/// A campaign call: its command, the call.
+fn campaign(rng: &mut Rng, latest: &[i64; 2]) -> (&'static str, Call) {
+    let call = match rng.below(10) {
+        0 => create(rng),
+        1..=4 => reserve(rng),
+        5..=7 => confirm_or_release(rng, latest),
+        _ => info_or_claims(rng, latest),
+    };
+    let name = [
+        "COUPON.CREATE",
+        "COUPON.RESERVE",
+        "COUPON.CONFIRM",
+        "COUPON.RELEASE",
+        "COUPON.INFO",
+        "COUPON.CLAIMS",
+    ]
+    .into_iter()
+    .find(|name| *name == call.command)
+    .unwrap();
+    (name, call)
+}
+
+/// What both backends must show of the campaigns a call names, read
+/// right after it on each: COUPON.INFO and COUPON.CLAIMS (the module's
+/// commands on one, the scripts on the other).
+fn campaign_views(
+    call: &Call,
+    con: &mut Connection,
+    by_script: bool,
+) -> Vec<Result<Value, String>> {
+    let mut views = Vec::new();
+    for key in call.keys() {
+        if !CAMPAIGNS.iter().any(|k| k.as_bytes() == key) {
+            continue;
+        }
+        for view in [
+            Call::new("COUPON.INFO").key(key),
+            Call::new("COUPON.CLAIMS").key(key).arg("COUNT").arg(1000),
+        ] {
+            views.push(if by_script {
+                outcome(view.script(con)).map(as_integers)
+            } else {
+                outcome(view.module(con))
+            });
+        }
+    }
+    views
+}
+
+/// The expiries of the live holds of `key`, as COUPON.CLAIMS lists them.
+fn hold_expiries(reply: Result<Value, String>) -> Vec<i64> {
+    let Ok(Value::Array(rows)) = reply else {
+        return Vec::new();
+    };
+    rows.iter()
+        .filter_map(|row| match row {
+            Value::Array(fields) => match fields.get(3) {
+                Some(Value::Int(at)) if *at > 0 => Some(*at),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// Equal, but for times in ms (integers past 10^12) that may be
+/// `tolerance` apart: the two servers' instants of a call differ.
+fn alike(a: &Value, b: &Value, tolerance: i64) -> bool {
+    let time = |v: &Value| {
+        match v {
+            Value::Int(n) => Some(*n),
+            Value::BulkString(digits) => std::str::from_utf8(digits).ok()?.parse().ok(),
+            _ => None,
+        }
+        .filter(|n: &i64| *n > 1_000_000_000_000)
+    };
+    match (a, b) {
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| alike(x, y, tolerance))
+        }
+        _ => match (time(a), time(b)) {
+            (Some(x), Some(y)) => (x - y).abs() <= tolerance,
+            _ => a == b,
+        },
+    }
+}
+
+fn alike_outcomes(
+    a: &[Result<Value, String>],
+    b: &[Result<Value, String>],
+    tolerance: i64,
+) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|pair| match pair {
+            (Ok(x), Ok(y)) => alike(x, y, tolerance),
+            (x, y) => x == y,
+        })
+}
+
 /// How far apart (ms) the two servers' instants of a call may be, as the
 /// settling below allows for: from an instant where the call's answer may
 /// change, the calls keep MARGIN before and AHEAD after.
@@ -337,6 +612,18 @@ impl Edges {
                 instants.extend(seen.iter().map(|(_, at)| *at as i64 + window_ms));
             }
             _ => {}
+        }
+        // A campaign's holds: each is live through its expiry, gone the ms
+        // after, on either server.
+        for key in &keys {
+            if CAMPAIGNS.contains(&key.as_str()) {
+                let claims = Call::new("COUPON.CLAIMS").key(key).arg("COUNT").arg(1000);
+                let held = [
+                    hold_expiries(outcome(claims.module(module))),
+                    hold_expiries(outcome(claims.script(plain))),
+                ];
+                instants.extend(held.iter().flatten().flat_map(|&at| [at, at + 1]));
+            }
         }
         Edges { instants, period }
     }
@@ -526,6 +813,10 @@ fn state(con: &mut Connection, key: &str) -> (String, Value, Vec<f64>, i64) {
             members.sort();
             Value::Array(members.into_iter().map(Value::BulkString).collect())
         }
+        "zset" if holds_campaign(con, key) => {
+            kind = "campaign".into();
+            Value::Nil
+        }
         "zset" => {
             let mut seen: Vec<(Vec<u8>, f64)> = redis::cmd("ZRANGE")
                 .arg(key)
@@ -546,6 +837,11 @@ fn state(con: &mut Connection, key: &str) -> (String, Value, Vec<f64>, i64) {
             kind = "window".into();
             Value::Nil
         }
+        // COUPON.INFO and COUPON.CLAIMS compare campaigns.
+        "guard-cpn" => {
+            kind = "campaign".into();
+            Value::Nil
+        }
         "hash" if key != A_HASH => {
             kind = "window".into();
             Value::Nil
@@ -553,6 +849,19 @@ fn state(con: &mut Connection, key: &str) -> (String, Value, Vec<f64>, i64) {
         _ => Value::Nil,
     };
     (kind, value, scores, pexpiretime(con, key))
+}
+
+/// Does the sorted set `key` hold a campaign in the scripts' layout (its
+/// first member the settings', scored 0)?
+fn holds_campaign(con: &mut Connection, key: &str) -> bool {
+    let first: Vec<(Vec<u8>, f64)> = redis::cmd("ZRANGE")
+        .arg(key)
+        .arg(0)
+        .arg(0)
+        .arg("WITHSCORES")
+        .query(con)
+        .unwrap();
+    matches!(&first[..], [(member, score)] if *score == 0.0 && member.starts_with(b"A"))
 }
 
 /// Deletes the keys the calls build on.
@@ -601,17 +910,27 @@ fn every_script_answers_as_the_module_call_by_call() {
     let mut climbed = 0;
     let mut rng = Rng(SEED);
     let mut compared = std::collections::BTreeMap::<&str, (usize, usize)>::new();
+    // The latest claim made on each campaign, which CONFIRM and RELEASE
+    // mostly name.
+    let mut latest = [1; 2];
     for i in 0..calls() {
-        let (name, generate) = *rng.pick(&generators);
-        let mut call = if name == "MON.SLIDECHECK" && rng.chance(3) {
-            climbing(&mut rng, climbed)
+        let (name, mut call) = if rng.chance(3) {
+            campaign(&mut rng, &latest)
         } else {
-            generate(&mut rng)
+            let (name, generate) = *rng.pick(&generators);
+            let call = if name == "MON.SLIDECHECK" && rng.chance(3) {
+                climbing(&mut rng, climbed)
+            } else {
+                generate(&mut rng)
+            };
+            (name, call)
         };
         let throttles = name.starts_with("CL.");
         // Keys start again now and then (after this call), so windows
         // start again too.
         let restart = rng.below(200) == 0;
+        // Campaigns live longer, so that their holds expire.
+        let campaigns_restart = rng.below(1500) == 0;
         if rng.below(50) == 0 {
             // A key of another type where the first key goes.
             let other = if throttles {
@@ -633,10 +952,23 @@ fn every_script_answers_as_the_module_call_by_call() {
         let before = now_ns();
         let by_module = outcome(call.module(&mut module));
         let by_script = outcome(call.script(&mut plain)).map(as_integers);
+        drift = drift.max(now_ns() - before);
+        // The campaigns as each backend shows them now.
+        let module_views = campaign_views(&call, &mut module, false);
+        let script_views = campaign_views(&call, &mut plain, true);
         let bracket = (before, now_ns());
         let apart = (bracket.1 - bracket.0) / 1_000_000 + 1;
-        drift = drift.max(bracket.1 - bracket.0);
         let what = format!("call {i} (seed {SEED:#x}): {call:?}");
+        if let (Some(at), Ok(Value::Array(reply))) = (
+            CAMPAIGNS
+                .iter()
+                .position(|k| call.command == "COUPON.RESERVE" && call.keys()[0] == k.as_bytes()),
+            &by_module,
+        ) {
+            if let Some(Value::Int(claim)) = reply.first().filter(|_| reply.len() == 2) {
+                latest[at] = latest[at].max(*claim);
+            }
+        }
         if let (true, Ok(Value::Array(reply))) = (call.keys() == [CLIMBING.as_bytes()], &by_module)
         {
             if let Some(Value::Int(sum)) = reply.first() {
@@ -686,6 +1018,23 @@ fn every_script_answers_as_the_module_call_by_call() {
                     assert_eq!(theirs, mine, "the reply: {what}");
                 }
             }
+            // A campaign's replies, INFO and CLAIMS carry hold expiries,
+            // each made at its server's instant of the call.
+            _ if !module_views.is_empty() || name.starts_with("COUPON.") => {
+                let tolerance = drift / 1_000_000 + 1;
+                assert!(
+                    alike_outcomes(
+                        std::slice::from_ref(&by_script),
+                        std::slice::from_ref(&by_module),
+                        tolerance
+                    ),
+                    "the reply: script {by_script:?}, module {by_module:?}: {what}"
+                );
+                assert!(
+                    alike_outcomes(&script_views, &module_views, tolerance),
+                    "INFO and CLAIMS: script {script_views:?}, module {module_views:?} after {what}"
+                );
+            }
             _ => assert_eq!(by_script, by_module, "the reply: {what}"),
         }
         let counts = compared.entry(name).or_default();
@@ -725,11 +1074,15 @@ fn every_script_answers_as_the_module_call_by_call() {
             if just_ended(&kind, script_expiry) || just_ended(&script_kind, expiry) {
                 continue;
             }
-            assert_eq!(
-                (&script_kind, &script_value),
-                (&kind, &value),
-                "{key} after {what}"
-            );
+            assert_eq!(script_kind, kind, "{key} after {what}");
+            if key == LEDGER {
+                assert!(
+                    alike(&script_value, &value, drift / 1_000_000 + 1),
+                    "{key}: script {script_value:?}, module {value:?} after {what}"
+                );
+            } else {
+                assert_eq!(script_value, value, "{key} after {what}");
+            }
             assert!(
                 scores
                     .iter()
@@ -745,6 +1098,18 @@ fn every_script_answers_as_the_module_call_by_call() {
         }
         if restart {
             start_again(&mut [&mut module, &mut plain]);
+        }
+        for con in [&mut module, &mut plain] {
+            let _: () = redis::cmd("DEL").arg(NO_CAMPAIGN).query(con).unwrap();
+        }
+        if campaigns_restart {
+            for con in [&mut module, &mut plain] {
+                let _: () = redis::cmd("DEL")
+                    .arg(&CAMPAIGNS)
+                    .arg(LEDGER)
+                    .query(con)
+                    .unwrap();
+            }
         }
     }
     let total: usize = compared.values().map(|(r, e)| r + e).sum();

@@ -536,3 +536,329 @@ end
 local function gcra_reply(d)
   return {d.limited and 1 or 0, reply_int(d.limit), reply_int(d.remaining), reply_int(d.retry), reply_int(d.reset)}
 end
+
+-- Campaigns. The module keeps one in its own type (guard-cpn); the
+-- scripts keep it in one sorted set (the command's key) whose members all
+-- score 0, so the set is ordered by the members' bytes and each index is
+-- a range of them, read and counted in O(log n) (ZRANGEBYLEX, ZLEXCOUNT).
+-- Numbers in members are 19-digit decimals (`pad`), whose order is the
+-- numbers'; a user or a request id follows its length. The members
+-- (docs/clients.md, "Managed services"):
+--   A<limit> <peruser> <hold> <made> <released> <expired> <confirmed> <maxlen|-> <-|L<stream>>
+--       the settings, the totals and the ledger: the first member
+--   c<claim><h|c><expires_at_ms|0><#user><user><request id>  a stored claim
+--   e<expires_at_ms><claim>              a held claim, by expiry
+--   u<#user><user>h<expires_at_ms><claim> / u<#user><user>c<claim>
+--       a user's held claims by expiry, its confirmed claims
+--   r<#id><id><claim>                    the stored claim holding an id
+--   k<n><user>                           a user with n >= 1 confirmed claims
+-- Live holds, expired ones not reclaimed yet and confirmed claims are
+-- stored, as the module stores them; released and reclaimed ones go.
+
+local NO_SUCH_CAMPAIGN = 'ERR no such campaign'
+local RECLAIM_PER_CALL = 16
+local CAMPAIGN_FIELDS = {'limit', 'peruser', 'hold', 'made', 'released', 'expired', 'confirmed', 'maxlen'}
+
+-- A non-negative integer (a canonical string or a small Lua number) as 19
+-- digits, and back.
+local function pad(n)
+  if type(n) == 'number' then n = string.format('%d', n) end
+  return string.rep('0', 19 - #n) .. n
+end
+
+local function unpad(digits)
+  return (digits:gsub('^0+(%d)', '%1'))
+end
+
+-- Bounds of the members that start with `prefix` at or after `from`.
+local function lex_range(prefix, from)
+  return '[' .. prefix .. (from or ''), '(' .. prefix .. '\255'
+end
+
+local function lex_count(key, prefix, from)
+  local low, high = lex_range(prefix, from)
+  return redis.call('ZLEXCOUNT', key, low, high)
+end
+
+local function lex_first(key, prefix, from)
+  local low, high = lex_range(prefix, from)
+  return redis.call('ZRANGEBYLEX', key, low, high, 'LIMIT', 0, 1)[1]
+end
+
+-- A user's (or a request id's) part of a member.
+local function sized(bytes)
+  return pad(#bytes) .. bytes
+end
+
+-- A claim as stored: {number, held, expires (its ms, a string; held
+-- only), user, id (nil when none)}.
+local function claim_of(member)
+  local size = tonumber(member:sub(41, 59))
+  local id = member:sub(60 + size)
+  return {
+    number = unpad(member:sub(2, 20)),
+    held = member:sub(21, 21) == 'h',
+    expires = unpad(member:sub(22, 40)),
+    user = member:sub(60, 59 + size),
+    id = id ~= '' and id or nil,
+  }
+end
+
+-- The members a claim is stored as: its record and its indexes.
+local function claim_members(claim)
+  local user = 'u' .. sized(claim.user)
+  local number = pad(claim.number)
+  local members = {'c' .. number .. (claim.held and 'h' .. pad(claim.expires) or 'c' .. pad('0')) .. sized(claim.user)
+    .. (claim.id or '')}
+  if claim.held then
+    members[2] = 'e' .. pad(claim.expires) .. number
+    members[3] = user .. 'h' .. pad(claim.expires) .. number
+  else
+    members[2] = user .. 'c' .. number
+  end
+  if claim.id then members[#members + 1] = 'r' .. sized(claim.id) .. number end
+  return members
+end
+
+-- Is a stored claim live at `now`? A hold is gone once now is past its
+-- expiry.
+local function claim_live(claim, now)
+  return not claim.held or int_cmp(now, claim.expires) <= 0
+end
+
+-- The campaign at `key`: its settings and totals (strings) and ledger, or
+-- an error reply: another type, or a sorted set of no campaign's layout,
+-- is WRONGTYPE; a missing key has no campaign.
+local function campaign_open(key)
+  local kind = type_of(key)
+  if kind == 'none' then return nil, err(NO_SUCH_CAMPAIGN) end
+  if kind ~= 'zset' then return nil, err(WRONGTYPE) end
+  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  local meta = first[1]
+  if first[2] ~= '0' or meta:byte(1) ~= 65 then return nil, err(WRONGTYPE) end
+  local c, at = {key = key, meta = meta}, 2
+  for _, field in ipairs(CAMPAIGN_FIELDS) do
+    local space = meta:find(' ', at, true)
+    if space == nil then return nil, err(WRONGTYPE) end
+    c[field] = meta:sub(at, space - 1)
+    at = space + 1
+  end
+  if c.maxlen == '-' then c.maxlen = nil end
+  local ledger = meta:sub(at)
+  if ledger ~= '-' then c.ledger = ledger:sub(2) end
+  return c
+end
+
+-- The first member, as `c` now says.
+local function campaign_meta(c)
+  local fields = {}
+  for i, field in ipairs(CAMPAIGN_FIELDS) do fields[i] = c[field] or '-' end
+  return 'A' .. table.concat(fields, ' ') .. ' ' .. (c.ledger and 'L' .. c.ledger or '-')
+end
+
+-- Writes `c`'s first member if it changed.
+local function campaign_save(c)
+  local meta = campaign_meta(c)
+  if meta == c.meta then return end
+  if c.meta then redis.call('ZREM', c.key, c.meta) end
+  redis.call('ZADD', c.key, 0, meta)
+  c.meta = meta
+end
+
+-- The stored claim numbered `number` (a string), live or an expired hold.
+local function campaign_claim(c, number)
+  local found = lex_first(c.key, 'c' .. pad(number))
+  return found and claim_of(found)
+end
+
+-- The stored claim holding `id`, live or not.
+local function campaign_id_owner(c, id)
+  local found = lex_first(c.key, 'r' .. sized(id))
+  return found and campaign_claim(c, unpad(found:sub(-19)))
+end
+
+-- Live holds at `now`.
+local function campaign_held(c, now)
+  return lex_count(c.key, 'e', pad(now))
+end
+
+-- Confirmed claims of `user`.
+local function user_confirmed(c, user)
+  return lex_count(c.key, 'u' .. sized(user) .. 'c')
+end
+
+-- Live claims of `user` at `now`.
+local function user_live(c, user, now)
+  return user_confirmed(c, user) + lex_count(c.key, 'u' .. sized(user) .. 'h', pad(now))
+end
+
+-- max(0, limit - confirmed - held), as COUPON.INFO reports it.
+local function campaign_available(limit, confirmed, held)
+  local n = int_sub(int_sub(limit, confirmed), held)
+  return int_cmp(n, '0') < 0 and '0' or n
+end
+
+-- -1 when `user` has PERUSER live claims, -2 when `limit` claims are
+-- live, in that order; nil when there is room.
+local function campaign_room(c, user, now)
+  if int_cmp(tostring(user_live(c, user, now)), c.peruser) >= 0 then return -1 end
+  if int_cmp(int_add(c.confirmed, tostring(campaign_held(c, now))), c.limit) >= 0 then return -2 end
+  return nil
+end
+
+-- The number a new claim gets, or an error reply once the last is made.
+local function campaign_next_claim(c)
+  if c.made == INT_MAX then
+    return nil, err('ERR the campaign has used every claim number (the last is 9223372036854775807)')
+  end
+  return int_add(c.made, '1')
+end
+
+-- A write's changes, as the module decides them: `{op, claim}` with op
+-- 'put' (a new claim), 'confirm', 'release' or 'expire' (the reclaim of
+-- an expired hold). The reclaims a writing call owes come first: `stale`
+-- (a request id's old claim, an expired hold) if any, then the oldest
+-- expired holds (by expiry, then number), RECLAIM_PER_CALL in all.
+local function campaign_reclaims(c, now, stale)
+  local plan = {}
+  if stale then plan[1] = {op = 'expire', claim = stale} end
+  local oldest = redis.call('ZRANGEBYLEX', c.key, '[e', '(e' .. pad(now), 'LIMIT', 0, RECLAIM_PER_CALL)
+  for _, member in ipairs(oldest) do
+    if #plan == RECLAIM_PER_CALL then break end
+    local number = unpad(member:sub(21, 39))
+    if not (stale and stale.number == number) then
+      plan[#plan + 1] = {op = 'expire', claim = campaign_claim(c, number)}
+    end
+  end
+  return plan
+end
+
+-- The ledger's entries of `plan` on `c` at `now`, in order, each with
+-- what is available after it; a release is recorded as `releases`.
+local function campaign_records(c, plan, now, releases)
+  local records = {}
+  if c.ledger == nil then return records end
+  local limit, confirmed, held = c.limit, c.confirmed, tostring(campaign_held(c, now))
+  for _, change in ipairs(plan) do
+    local claim, op = change.claim, nil
+    local expires = claim.held and claim.expires or '-1'
+    if change.op == 'put' then
+      if claim.held then
+        held, op = int_add(held, '1'), 'reserved'
+      else
+        confirmed, op = int_add(confirmed, '1'), 'confirmed'
+      end
+    elseif change.op == 'confirm' then
+      held, confirmed, op, expires = int_sub(held, '1'), int_add(confirmed, '1'), 'confirmed', '-1'
+    elseif change.op == 'release' then
+      if claim.held then held = int_sub(held, '1') else confirmed = int_sub(confirmed, '1') end
+      op = releases
+    else
+      op = 'expired'
+    end
+    records[#records + 1] = {'key', c.key, 'op', op, 'claim', claim.number, 'user', claim.user,
+      'expires_at_ms', expires, 'id', claim.id or '', 'available', campaign_available(limit, confirmed, held)}
+  end
+  return records
+end
+
+-- Keeps the `k` member of `user` in step with its confirmed claims, which
+-- went from `before` to `after`.
+local function count_confirmed(c, user, before, after)
+  if before > 0 then redis.call('ZREM', c.key, 'k' .. pad(before) .. user) end
+  if after > 0 then redis.call('ZADD', c.key, 0, 'k' .. pad(after) .. user) end
+end
+
+local function zadd_all(key, members)
+  local call = {'ZADD', key}
+  for _, m in ipairs(members) do
+    call[#call + 1] = 0
+    call[#call + 1] = m
+  end
+  redis.call(unpack(call))
+end
+
+-- Carries out `plan` on `c` at `now`: its ledger entries first (a
+-- refused XADD refuses the call, nothing written), then each change, then
+-- the totals. Returns an error reply or nil.
+local function campaign_carry_out(c, plan, now, releases)
+  local records = campaign_records(c, plan, now, releases)
+  for _, fields in ipairs(records) do
+    local e = alert_append({stream = c.ledger, maxlen = c.maxlen}, fields)
+    if e then return e end
+  end
+  for _, change in ipairs(plan) do
+    local claim = change.claim
+    local before = claim.held and 0 or user_confirmed(c, claim.user)
+    if change.op == 'put' then
+      zadd_all(c.key, claim_members(claim))
+      c.made = claim.number
+      if not claim.held then
+        c.confirmed = int_add(c.confirmed, '1')
+        count_confirmed(c, claim.user, before, before + 1)
+      end
+    else
+      redis.call('ZREM', c.key, unpack(claim_members(claim)))
+      if change.op == 'confirm' then
+        claim.held = false
+        before = user_confirmed(c, claim.user)
+        zadd_all(c.key, claim_members(claim))
+        c.confirmed = int_add(c.confirmed, '1')
+        count_confirmed(c, claim.user, before, before + 1)
+      else
+        if not claim.held then
+          c.confirmed = int_sub(c.confirmed, '1')
+          count_confirmed(c, claim.user, before, before - 1)
+        end
+        local total = change.op == 'release' and 'released' or 'expired'
+        c[total] = int_add(c[total], '1')
+      end
+    end
+  end
+  campaign_save(c)
+  return nil
+end
+
+-- A campaign write's campaign, KEYS[1], checked in the module's order:
+-- the stream the call names (`stream`, nil or KEYS[2]) is a stream or
+-- nothing, the campaign exists, and the stream is its ledger.
+local function campaign_for_write(stream)
+  local e = stream and require_stream(stream)
+  if e then return nil, e end
+  local c
+  c, e = campaign_open(KEYS[1])
+  if e then return nil, e end
+  if c.ledger == nil and stream == nil then return c end
+  if c.ledger == nil then return nil, err('ERR ledger: the campaign keeps no ledger') end
+  if stream == nil then return nil, err('ERR ledger: the campaign keeps a ledger; name its stream with LEDGER') end
+  if stream ~= c.ledger then return nil, err("ERR ledger: the stream is not the campaign's ledger") end
+  return c
+end
+
+-- The options of a write that takes only `LEDGER stream` (KEYS[2]), from
+-- ARGV[from]: the stream, or an error reply.
+local function only_ledger(from)
+  local stream
+  local e = walk_options(from, {'LEDGER'}, {LEDGER = true}, 2, function(_, value) stream = value end)
+  return stream, e
+end
+
+-- COUPON.CONFIRM's and COUPON.RELEASE's head, `key claim [LEDGER
+-- stream]`: the arity, the clock, the claim number, the option, then the
+-- campaign. Returns now, the campaign and its live claim of that number
+-- (nil when none), or an error reply last.
+local function campaign_claim_head(command)
+  if 1 + #KEYS + #ARGV < 3 then return nil, nil, nil, wrong_arity(command) end
+  local now = now_ms()
+  local number, e = positive_arg(ARGV[1], 'claim')
+  if e then return nil, nil, nil, e end
+  local stream
+  stream, e = only_ledger(2)
+  if e then return nil, nil, nil, e end
+  local c
+  c, e = campaign_for_write(stream)
+  if e then return nil, nil, nil, e end
+  local claim = campaign_claim(c, number)
+  if claim and not claim_live(claim, now) then claim = nil end
+  return now, c, claim
+end
