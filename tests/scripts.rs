@@ -54,8 +54,9 @@ const COUPONS: [&str; 2] = ["{c}:s1", "{c}:s2"];
 const A_HASH: &str = "{c}:hash";
 /// Keys of other types where a call's key goes (throttles take only the
 /// list: a cell's value differs by the drift, a counter's must not).
-const OTHER_TYPES: [&str; 6] = [
+const OTHER_TYPES: [&str; 7] = [
     A_LIST,
+    CAMPAIGNS[0],
     A_HASH,
     WINDOWS[0],
     DISTINCTS[0],
@@ -248,19 +249,48 @@ fn ledger_option(call: Call, rng: &mut Rng) -> Call {
     }
 }
 
+/// A coupon set mostly, or a campaign (ISSUE and REVOKE take both), with
+/// its options: `(key, campaign's index)`.
+fn coupon_key(rng: &mut Rng) -> (&'static str, Option<usize>) {
+    match rng.below(3) {
+        0 => {
+            let at = rng.below(2);
+            (CAMPAIGNS[at], Some(at))
+        }
+        _ => (*rng.pick(&COUPONS), None),
+    }
+}
+
+fn coupon_options(call: Call, rng: &mut Rng, campaign: Option<usize>) -> Call {
+    match campaign {
+        Some(at) => campaign_ledger(call, rng, at),
+        None => ledger_option(call, rng),
+    }
+}
+
 fn issue(rng: &mut Rng) -> Call {
+    let (key, campaign) = coupon_key(rng);
+    let user = match campaign {
+        Some(_) => campaign_user(rng),
+        None => member(rng, "user"),
+    };
     let call = Call::new("COUPON.ISSUE")
-        .key(rng.pick(&COUPONS))
-        .bytes(&member(rng, "user"))
+        .key(key)
+        .bytes(&user)
         .arg(integer(rng, 6));
-    ledger_option(call, rng)
+    coupon_options(call, rng, campaign)
 }
 
 fn revoke(rng: &mut Rng) -> Call {
-    let call = Call::new("COUPON.REVOKE").key(rng.pick(&COUPONS));
+    let (key, campaign) = coupon_key(rng);
+    let call = Call::new("COUPON.REVOKE").key(key);
+    let user = match campaign {
+        Some(_) => campaign_user(rng),
+        None => member(rng, "user"),
+    };
     match rng.below(40) {
         0 => call,
-        _ => ledger_option(call.bytes(&member(rng, "user")), rng),
+        _ => coupon_options(call.bytes(&user), rng, campaign),
     }
 }
 
@@ -484,9 +514,27 @@ fn campaign_views(
     views
 }
 
-/// The expiries of the live holds of `key`, as COUPON.CLAIMS lists them.
-fn hold_expiries(reply: Result<Value, String>) -> Vec<i64> {
-    let Ok(Value::Array(rows)) = reply else {
+/// The expiries of each campaign's live holds, on either backend.
+type Holds = std::collections::HashMap<String, Vec<i64>>;
+
+/// Keeps `holds` as the views of the campaigns `call` names show them.
+fn note_holds(holds: &mut Holds, call: &Call, views: [&[Result<Value, String>]; 2]) {
+    let named = call
+        .keys()
+        .into_iter()
+        .filter(|key| CAMPAIGNS.iter().any(|k| k.as_bytes() == *key));
+    for (i, key) in named.enumerate() {
+        let held = views
+            .iter()
+            .flat_map(|v| hold_expiries(v.get(2 * i + 1)))
+            .collect();
+        holds.insert(String::from_utf8_lossy(key).into_owned(), held);
+    }
+}
+
+/// The expiries of the live holds COUPON.CLAIMS lists.
+fn hold_expiries(reply: Option<&Result<Value, String>>) -> Vec<i64> {
+    let Some(Ok(Value::Array(rows))) = reply else {
         return Vec::new();
     };
     rows.iter()
@@ -551,7 +599,7 @@ struct Edges {
 }
 
 impl Edges {
-    fn of(call: &Call, module: &mut Connection, plain: &mut Connection) -> Edges {
+    fn of(call: &Call, module: &mut Connection, plain: &mut Connection, holds: &Holds) -> Edges {
         let keys: Vec<String> = call
             .keys()
             .iter()
@@ -613,16 +661,12 @@ impl Edges {
             }
             _ => {}
         }
-        // A campaign's holds: each is live through its expiry, gone the ms
-        // after, on either server.
+        // A campaign's holds (as each backend showed them after the last
+        // call that named it): each is live through its expiry, gone the
+        // ms after.
         for key in &keys {
-            if CAMPAIGNS.contains(&key.as_str()) {
-                let claims = Call::new("COUPON.CLAIMS").key(key).arg("COUNT").arg(1000);
-                let held = [
-                    hold_expiries(outcome(claims.module(module))),
-                    hold_expiries(outcome(claims.script(plain))),
-                ];
-                instants.extend(held.iter().flatten().flat_map(|&at| [at, at + 1]));
+            if let Some(held) = holds.get(key.as_str()) {
+                instants.extend(held.iter().flat_map(|&at| [at, at + 1]));
             }
         }
         Edges { instants, period }
@@ -913,6 +957,7 @@ fn every_script_answers_as_the_module_call_by_call() {
     // The latest claim made on each campaign, which CONFIRM and RELEASE
     // mostly name.
     let mut latest = [1; 2];
+    let mut holds = Holds::new();
     for i in 0..calls() {
         let (name, mut call) = if rng.chance(3) {
             campaign(&mut rng, &latest)
@@ -942,7 +987,7 @@ fn every_script_answers_as_the_module_call_by_call() {
                 *first = Word::Key(other.into());
             }
         }
-        let edges = Edges::of(&call, &mut module, &mut plain);
+        let edges = Edges::of(&call, &mut module, &mut plain, &holds);
         edges.settle();
         let (module_tats, script_tats) = if throttles {
             (tats(&mut module, &call), tats(&mut plain, &call))
@@ -958,6 +1003,7 @@ fn every_script_answers_as_the_module_call_by_call() {
         let script_views = campaign_views(&call, &mut plain, true);
         let bracket = (before, now_ns());
         let apart = (bracket.1 - bracket.0) / 1_000_000 + 1;
+        note_holds(&mut holds, &call, [&module_views, &script_views]);
         let what = format!("call {i} (seed {SEED:#x}): {call:?}");
         if let (Some(at), Ok(Value::Array(reply))) = (
             CAMPAIGNS

@@ -443,28 +443,6 @@ local function alert_append(alert, fields)
   return nil
 end
 
--- COUPON.ISSUE's and COUPON.REVOKE's options from ARGV[from] on (only
--- LEDGER, whose stream is KEYS[2]), then the coupon set KEYS[1]'s size (0
--- when missing), in the module's order: a campaign (the module's type;
--- the scripts keep none yet) is WRONGTYPE; a set keeps no ledger, so a
--- LEDGER stream (checked to be a stream or nothing first) is an error;
--- any other type is WRONGTYPE. Returns the size, or an error reply.
-local function coupon_set_size(from)
-  local ledger
-  local e = walk_options(from, {'LEDGER'}, {LEDGER = true}, 2, function(_, value) ledger = value end)
-  if e then return nil, e end
-  local kind = type_of(KEYS[1])
-  if kind == 'guard-cpn' then return nil, err(WRONGTYPE) end
-  if ledger ~= nil then
-    e = require_stream(ledger)
-    if e then return nil, e end
-    return nil, err('ERR ledger: the key is no campaign and keeps no ledger')
-  end
-  if kind == 'none' then return 0 end
-  if kind ~= 'set' then return nil, err(WRONGTYPE) end
-  return redis.call('SCARD', KEYS[1])
-end
-
 -- CL.THROTTLE's GCRA, over 64-bit nanoseconds (see src/throttle/gcra.rs,
 -- whose rules these follow step by step).
 
@@ -861,4 +839,48 @@ local function campaign_claim_head(command)
   local claim = campaign_claim(c, number)
   if claim and not claim_live(claim, now) then claim = nil end
   return now, c, claim
+end
+
+-- COUPON.ISSUE's and COUPON.REVOKE's key KEYS[1], once their options
+-- from ARGV[from] on (only LEDGER, whose stream is KEYS[2]) are read, in
+-- the module's order: a campaign in the scripts' layout is returned, its
+-- LEDGER checked as any campaign write's; the module's campaign type is
+-- WRONGTYPE; any other key is a plain set of winners, which keeps no
+-- ledger, so a LEDGER stream (checked to be a stream or nothing first) is
+-- an error, and a key of another type is WRONGTYPE. Returns the set's
+-- size (0 when missing) or nil and the campaign, or an error reply last.
+local function coupon_key(from)
+  local ledger, e = only_ledger(from)
+  if e then return nil, nil, e end
+  local kind = type_of(KEYS[1])
+  if kind == 'guard-cpn' then return nil, nil, err(WRONGTYPE) end
+  if kind == 'zset' and campaign_open(KEYS[1]) then
+    local c
+    c, e = campaign_for_write(ledger)
+    return nil, c, e
+  end
+  if ledger ~= nil then
+    e = require_stream(ledger)
+    if e then return nil, nil, e end
+    return nil, nil, err('ERR ledger: the key is no campaign and keeps no ledger')
+  end
+  if kind == 'none' then return 0 end
+  if kind ~= 'set' then return nil, nil, err(WRONGTYPE) end
+  return redis.call('SCARD', KEYS[1])
+end
+
+-- The live claims of `user` at `now`, in claim order: O(k log n) for k of
+-- them, whatever number of expired holds the user has.
+local function user_live_claims(c, user, now)
+  local of_user = 'u' .. sized(user)
+  local low, high = lex_range(of_user .. 'c')
+  local members = redis.call('ZRANGEBYLEX', c.key, low, high)
+  low, high = lex_range(of_user .. 'h', pad(now))
+  for _, member in ipairs(redis.call('ZRANGEBYLEX', c.key, low, high)) do members[#members + 1] = member end
+  local numbers = {}
+  for i, member in ipairs(members) do numbers[i] = member:sub(-19) end
+  table.sort(numbers)
+  local claims = {}
+  for i, number in ipairs(numbers) do claims[i] = campaign_claim(c, unpad(number)) end
+  return claims
 end
