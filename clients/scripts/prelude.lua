@@ -694,15 +694,18 @@ end
 
 -- A write's changes, as the module decides them: `{op, claim}` with op
 -- 'put' (a new claim), 'confirm', 'release' or 'expire' (the reclaim of
--- an expired hold). The reclaims a writing call owes come first: `stale`
+-- an expired hold), or `{op = 'alter', settings}` (COUPON.ALTER's new
+-- limit, peruser and hold). The reclaims a writing call owes come first: `stale`
 -- (a request id's old claim, an expired hold) if any, then the oldest
 -- expired holds (by expiry, then number), RECLAIM_PER_CALL in all.
-local function campaign_reclaims(c, now, stale)
+-- COUPON.RECLAIM reclaims `budget` instead.
+local function campaign_reclaims(c, now, stale, budget)
+  budget = budget or RECLAIM_PER_CALL
   local plan = {}
   if stale then plan[1] = {op = 'expire', claim = stale} end
-  local oldest = redis.call('ZRANGEBYLEX', c.key, '[e', '(e' .. pad(now), 'LIMIT', 0, RECLAIM_PER_CALL)
+  local oldest = redis.call('ZRANGEBYLEX', c.key, '[e', '(e' .. pad(now), 'LIMIT', 0, budget)
   for _, member in ipairs(oldest) do
-    if #plan == RECLAIM_PER_CALL then break end
+    if #plan == budget then break end
     local number = unpad(member:sub(21, 39))
     if not (stale and stale.number == number) then
       plan[#plan + 1] = {op = 'expire', claim = campaign_claim(c, number)}
@@ -718,9 +721,14 @@ local function campaign_records(c, plan, now, releases)
   if c.ledger == nil then return records end
   local limit, confirmed, held = c.limit, c.confirmed, tostring(campaign_held(c, now))
   for _, change in ipairs(plan) do
-    local claim, op = change.claim, nil
+    local claim, op = change.claim or {}, nil
     local expires = claim.held and claim.expires or '-1'
-    if change.op == 'put' then
+    if change.op == 'alter' then
+      local new = change.settings
+      limit = new.limit
+      records[#records + 1] = {'key', c.key, 'op', 'altered', 'limit', new.limit, 'peruser', new.peruser,
+        'hold', new.hold, 'available', campaign_available(limit, confirmed, held)}
+    elseif change.op == 'put' then
       if claim.held then
         held, op = int_add(held, '1'), 'reserved'
       else
@@ -734,8 +742,10 @@ local function campaign_records(c, plan, now, releases)
     else
       op = 'expired'
     end
-    records[#records + 1] = {'key', c.key, 'op', op, 'claim', claim.number, 'user', claim.user,
-      'expires_at_ms', expires, 'id', claim.id or '', 'available', campaign_available(limit, confirmed, held)}
+    if op then
+      records[#records + 1] = {'key', c.key, 'op', op, 'claim', claim.number, 'user', claim.user,
+        'expires_at_ms', expires, 'id', claim.id or '', 'available', campaign_available(limit, confirmed, held)}
+    end
   end
   return records
 end
@@ -767,8 +777,10 @@ local function campaign_carry_out(c, plan, now, releases)
   end
   for _, change in ipairs(plan) do
     local claim = change.claim
-    local before = claim.held and 0 or user_confirmed(c, claim.user)
-    if change.op == 'put' then
+    local before = (claim == nil or claim.held) and 0 or user_confirmed(c, claim.user)
+    if change.op == 'alter' then
+      for name, value in pairs(change.settings) do c[name] = value end
+    elseif change.op == 'put' then
       zadd_all(c.key, claim_members(claim))
       c.made = claim.number
       if not claim.held then
@@ -883,4 +895,10 @@ local function user_live_claims(c, user, now)
   local claims = {}
   for i, number in ipairs(numbers) do claims[i] = campaign_claim(c, unpad(number)) end
   return claims
+end
+
+-- The most confirmed claims any one user has (0 when none).
+local function most_confirmed_of_a_user(c)
+  local top = redis.call('ZREVRANGEBYLEX', c.key, '(l', '[k', 'LIMIT', 0, 1)[1]
+  return top and unpad(top:sub(2, 20)) or '0'
 end
