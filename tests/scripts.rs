@@ -537,10 +537,52 @@ fn alter(rng: &mut Rng) -> Call {
     campaign_ledger(call, rng, at)
 }
 
+/// A cart over campaigns of one hold length (k1 and k3, or k2 alone), so
+/// that each campaign's holds still expire in the order they were made.
+fn reserve_all(rng: &mut Rng) -> Call {
+    let mut carts: Vec<Vec<usize>> = vec![vec![0], vec![1], vec![0, 2], vec![2, 0]];
+    if !BURST.load(std::sync::atomic::Ordering::Relaxed) {
+        carts.truncate(2);
+    }
+    let cart = rng.pick(&carts).clone();
+    let mut keys: Vec<&str> = cart.iter().map(|&at| CAMPAIGNS[at]).collect();
+    match rng.below(30) {
+        0 => keys.push(keys[0]),
+        1 => keys.push(NO_CAMPAIGN),
+        2 => keys.push(A_LIST),
+        _ => {}
+    }
+    // numkeys one too many makes the user a key (as the packages declare
+    // it), and nothing follows.
+    let numkeys = match rng.below(30) {
+        0 => rng.pick(&["0", "17", "x", "-1"]).to_string(),
+        1 => (keys.len() + 1).to_string(),
+        _ => keys.len().to_string(),
+    };
+    let mut call = Call::new("COUPON.RESERVEALL").arg(&numkeys);
+    for key in keys {
+        call = call.key(key);
+    }
+    let user = campaign_user(rng);
+    let call = match numkeys.parse::<usize>() {
+        Ok(n) if n == call.keys().len() + 1 => return call.key(user),
+        _ => call.bytes(&user),
+    };
+    let mut options = Vec::new();
+    if rng.chance(3) {
+        options.push(Opt::Arg("HOLD", hold(rng, cart[0])));
+    }
+    if rng.chance(3) {
+        options.push(Opt::Arg("ID", format!("r{}", rng.below(6))));
+    }
+    let call = with_options(call, rng, options);
+    campaign_ledger(call, rng, cart.iter().copied().max().unwrap())
+}
+
 /// A campaign call: its command, the call.
 fn campaign(rng: &mut Rng, latest: &[i64; 3]) -> (&'static str, Call) {
     let burst = BURST.load(std::sync::atomic::Ordering::Relaxed);
-    let call = match rng.below(12) {
+    let call = match rng.below(13) {
         // k3's crowd: holds that expire together in the quiet that follows.
         _ if burst && rng.below(4) > 0 => Call::new("COUPON.RESERVE")
             .key(CAMPAIGNS[2])
@@ -552,9 +594,11 @@ fn campaign(rng: &mut Rng, latest: &[i64; 3]) -> (&'static str, Call) {
         5..=7 => confirm_or_release(rng, latest),
         8 => reclaim(rng),
         9 => alter(rng),
+        10 => reserve_all(rng),
         _ => info_or_claims(rng, latest),
     };
     let name = [
+        "COUPON.RESERVEALL",
         "COUPON.RECLAIM",
         "COUPON.ALTER",
         "COUPON.CREATE",

@@ -766,15 +766,18 @@ local function zadd_all(key, members)
   redis.call(unpack(call))
 end
 
--- Carries out `plan` on `c` at `now`: its ledger entries first (a
--- refused XADD refuses the call, nothing written), then each change, then
--- the totals. Returns an error reply or nil.
-local function campaign_carry_out(c, plan, now, releases)
-  local records = campaign_records(c, plan, now, releases)
+-- Appends `records` (of `c`'s changes) to its ledger; an error reply if
+-- the server refuses an XADD.
+local function campaign_append(c, records)
   for _, fields in ipairs(records) do
     local e = alert_append({stream = c.ledger, maxlen = c.maxlen}, fields)
     if e then return e end
   end
+  return nil
+end
+
+-- Writes `plan`'s changes to `c`, then its first member.
+local function campaign_apply(c, plan)
   for _, change in ipairs(plan) do
     local claim = change.claim
     local before = (claim == nil or claim.held) and 0 or user_confirmed(c, claim.user)
@@ -806,6 +809,25 @@ local function campaign_carry_out(c, plan, now, releases)
     end
   end
   campaign_save(c)
+end
+
+-- Carries out `plan` on `c` at `now`: its ledger entries first (a
+-- refused XADD refuses the call, nothing written), then each change, then
+-- the totals. Returns an error reply or nil.
+local function campaign_carry_out(c, plan, now, releases)
+  local e = campaign_append(c, campaign_records(c, plan, now, releases))
+  if e then return e end
+  campaign_apply(c, plan)
+  return nil
+end
+
+-- The stream a call names (nil when none) against `c`'s ledger: nil, or
+-- an error reply.
+local function ledger_named(c, stream)
+  if c.ledger == nil and stream == nil then return nil end
+  if c.ledger == nil then return err('ERR ledger: the campaign keeps no ledger') end
+  if stream == nil then return err('ERR ledger: the campaign keeps a ledger; name its stream with LEDGER') end
+  if stream ~= c.ledger then return err("ERR ledger: the stream is not the campaign's ledger") end
   return nil
 end
 
@@ -818,11 +840,50 @@ local function campaign_for_write(stream)
   local c
   c, e = campaign_open(KEYS[1])
   if e then return nil, e end
-  if c.ledger == nil and stream == nil then return c end
-  if c.ledger == nil then return nil, err('ERR ledger: the campaign keeps no ledger') end
-  if stream == nil then return nil, err('ERR ledger: the campaign keeps a ledger; name its stream with LEDGER') end
-  if stream ~= c.ledger then return nil, err("ERR ledger: the stream is not the campaign's ledger") end
+  e = ledger_named(c, stream)
+  if e then return nil, e end
   return c
+end
+
+-- COUPON.RESERVE's decision on `c` at `now` (COUPON.RESERVEALL's for
+-- each campaign): the request id first (its live claim is repeated,
+-- another user's is an error, a released or expired one is free again),
+-- then the user's places, then the limit. Returns the reply ([claim,
+-- expires_at_ms], [-1, 0] or [-2, 0]) and the plan (empty when nothing
+-- changes), or an error reply last.
+local function campaign_reserve(c, user, id, hold_until, now)
+  local stale = id and campaign_id_owner(c, id)
+  if stale and claim_live(stale, now) then
+    if stale.user ~= user then return nil, nil, err('ERR id is held by a live claim of another user') end
+    return {reply_int(stale.number), stale.held and reply_int(stale.expires) or -1}, {}
+  end
+  local full = campaign_room(c, user, now)
+  if full then return {full, 0}, {} end
+  local number, e = campaign_next_claim(c)
+  if e then return nil, nil, e end
+  local plan = campaign_reclaims(c, now, stale)
+  plan[#plan + 1] = {op = 'put', claim = {number = number, held = true, expires = hold_until, user = user, id = id}}
+  return {reply_int(number), reply_int(hold_until)}, plan
+end
+
+-- RESERVE's options (HOLD, ID, LEDGER, whose stream is KEYS[key_from])
+-- from ARGV[from] on, for `command`: the hold's end (nil: the default),
+-- the request id, the stream, or an error reply last.
+local function reserve_options(from, key_from, now, command)
+  local hold_until, id, stream
+  local e = walk_options(from, {'HOLD', 'ID', 'LEDGER'}, {LEDGER = true}, key_from, function(name, value)
+    local bad
+    if name == 'HOLD' then
+      hold_until, bad = seconds_from(value, 'hold', now, command)
+    elseif name == 'ID' then
+      if value == '' then return err('ERR id must not be empty') end
+      id = value
+    else
+      stream = value
+    end
+    return bad
+  end)
+  return hold_until, id, stream, e
 end
 
 -- The options of a write that takes only `LEDGER stream` (KEYS[2]), from
