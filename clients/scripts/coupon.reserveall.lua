@@ -5,10 +5,8 @@
 local command = 'coupon.reserveall'
 if 1 + #KEYS + #ARGV < 4 then return wrong_arity(command) end
 local now = now_ms()
-local n, e = positive_arg(ARGV[1], 'numkeys')
+local n, e = numkeys_arg()
 if e then return e end
-if int_cmp(n, '16') > 0 then return err('ERR numkeys must be at most 16') end
-n = tonumber(n)
 -- The campaigns are the keys but the ledger's (LEDGER takes no ARGV; a
 -- last LEDGER may have no value, and so no key).
 local given, at, last = #KEYS, 3, nil

@@ -187,6 +187,15 @@ local function non_negative_arg(text, name)
   return n
 end
 
+-- A command's `numkeys` (ARGV[1]): 1 to 16, a Lua number; or an error
+-- reply.
+local function numkeys_arg()
+  local n, e = positive_arg(ARGV[1], 'numkeys')
+  if e then return nil, e end
+  if int_cmp(n, '16') > 0 then return nil, err('ERR numkeys must be at most 16') end
+  return tonumber(n)
+end
+
 -- The server's clock in ns (a string; TIME gives microseconds), read
 -- once per call.
 local function now_ns()
