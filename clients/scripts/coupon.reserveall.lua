@@ -67,9 +67,11 @@ for i, c in ipairs(campaigns) do
   replies[#replies + 1] = reply[1]
   replies[#replies + 1] = reply[2]
 end
-for i, c in ipairs(campaigns) do
-  e = campaign_append(c, campaign_records(c, plans[i], now, 'released'))
-  if e then return e end
-end
+-- Every campaign's ledger entries (in key order, each campaign's
+-- reclaims first), then every campaign's changes.
+local entries = {}
+for i, c in ipairs(campaigns) do ledger_entries(c, plans[i], now, 'released', entries) end
+e = ledger_append(entries)
+if e then return e end
 for i, c in ipairs(campaigns) do campaign_apply(c, plans[i]) end
 return replies

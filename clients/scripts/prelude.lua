@@ -775,14 +775,41 @@ local function zadd_all(key, members)
   redis.call(unpack(call))
 end
 
--- Appends `records` (of `c`'s changes) to its ledger; an error reply if
--- the server refuses an XADD.
-local function campaign_append(c, records)
-  for _, fields in ipairs(records) do
-    local e = alert_append({stream = c.ledger, maxlen = c.maxlen}, fields)
+-- XADD's own error for a stream whose IDs are used up.
+local IDS_USED_UP = 'ERR The stream has exhausted the last possible ID, unable to add more items'
+
+-- Appends one call's ledger entries, each `{c, fields}` (the campaign's
+-- ledger and MAXLEN), all or none: a stream at its last IDs is asked
+-- first whether it has IDs for them all, as the module asks. An error
+-- reply if the server refuses.
+local function ledger_append(entries)
+  if #entries == 0 then return nil end
+  local stream = entries[1][1].ledger
+  if #entries > 1 and type_of(stream) == 'stream' then
+    local info = redis.call('XINFO', 'STREAM', stream)
+    for i = 1, #info - 1, 2 do
+      if info[i] == 'last-generated-id' then
+        local ms, seq = info[i + 1]:match('^(%d+)%-(%d+)$')
+        if ms == '18446744073709551615' and int_cmp(int_sub(ms, seq), tostring(#entries)) < 0 then
+          return err(IDS_USED_UP)
+        end
+      end
+    end
+  end
+  for _, entry in ipairs(entries) do
+    local c = entry[1]
+    local e = alert_append({stream = c.ledger, maxlen = c.maxlen}, entry[2])
     if e then return e end
   end
   return nil
+end
+
+-- The ledger entries of `plan` on `c`, for `ledger_append` (after
+-- `entries`, if given).
+local function ledger_entries(c, plan, now, releases, entries)
+  entries = entries or {}
+  for _, fields in ipairs(campaign_records(c, plan, now, releases)) do entries[#entries + 1] = {c, fields} end
+  return entries
 end
 
 -- Writes `plan`'s changes to `c`, then its first member.
@@ -824,7 +851,7 @@ end
 -- refused XADD refuses the call, nothing written), then each change, then
 -- the totals. Returns an error reply or nil.
 local function campaign_carry_out(c, plan, now, releases)
-  local e = campaign_append(c, campaign_records(c, plan, now, releases))
+  local e = ledger_append(ledger_entries(c, plan, now, releases))
   if e then return e end
   campaign_apply(c, plan)
   return nil
