@@ -3,10 +3,8 @@
 local command = 'cl.throttleall'
 if 1 + #KEYS + #ARGV < 6 then return wrong_arity(command) end
 local now = now_ns()
-local n, e = positive_arg(ARGV[1], 'numkeys')
+local n, e = numkeys_arg()
 if e then return e end
-if int_cmp(n, '16') > 0 then return err('ERR numkeys must be at most 16') end
-n = tonumber(n)
 if #KEYS < n or #ARGV - 1 < 3 * n then
   return err('ERR numkeys is ' .. n .. ', but fewer than ' .. n .. ' limiters (key max_burst count period) follow')
 end

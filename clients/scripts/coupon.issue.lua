@@ -1,4 +1,5 @@
--- COUPON.ISSUE key user limit [LEDGER stream], on a plain set of winners
+-- COUPON.ISSUE key user limit [LEDGER stream]: on a plain set of winners,
+-- or on a campaign (reserve and confirm in one step).
 -- The common call first: no LEDGER, a limit of at most 15 digits (a Lua
 -- number), a set or nothing at the key (any other type, a campaign's
 -- included, goes the general way below, which answers for it).
@@ -21,9 +22,23 @@ local user = ARGV[1]
 if user == '' then return err('ERR user must not be empty') end
 local limit, e = positive_arg(ARGV[2], 'limit')
 if e then return e end
-local issued
-issued, e = coupon_set_size(3)
+local issued, c
+issued, c, e = coupon_key(3)
 if e then return e end
+if c then
+  if limit ~= c.limit then return err("ERR limit does not match the campaign's limit") end
+  local now = now_ms()
+  local full = campaign_room(c, user, now)
+  if full then return full end
+  local number
+  number, e = campaign_next_claim(c)
+  if e then return e end
+  local plan = campaign_reclaims(c, now, nil)
+  plan[#plan + 1] = {op = 'put', claim = {number = number, held = false, user = user}}
+  e = campaign_carry_out(c, plan, now, 'released')
+  if e then return e end
+  return reply_int(number)
+end
 -- Holding one is checked first: a winner retrying after the sell-out
 -- gets -1; only a new winner is written.
 if int_cmp(tostring(issued), limit) < 0 then

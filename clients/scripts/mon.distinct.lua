@@ -17,6 +17,8 @@ e = alert_check(alert)
 if e then return e end
 local kind = type_of(KEYS[1])
 if kind ~= 'none' and kind ~= 'zset' then return err(WRONGTYPE) end
+-- A campaign (the scripts keep one in a sorted set) is another type.
+if kind == 'zset' and campaign_open(KEYS[1]) then return err(WRONGTYPE) end
 local aged = redis.call('ZCOUNT', KEYS[1], '-inf', cutoff)
 local prev = redis.call('ZCARD', KEYS[1]) - aged
 -- Only a member new to the count (never seen, or aged out) adds to it;

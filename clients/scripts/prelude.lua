@@ -241,6 +241,15 @@ local function non_negative_arg(text, name)
   return n
 end
 
+-- A command's `numkeys` (ARGV[1]): 1 to 16, a Lua number; or an error
+-- reply.
+local function numkeys_arg()
+  local n, e = positive_arg(ARGV[1], 'numkeys')
+  if e then return nil, e end
+  if int_cmp(n, '16') > 0 then return nil, err('ERR numkeys must be at most 16') end
+  return tonumber(n)
+end
+
 -- The server's clock in ns (a string; TIME gives microseconds), read
 -- once per call.
 local function now_ns()
@@ -499,28 +508,6 @@ local function alert_append(alert, fields)
   return nil
 end
 
--- COUPON.ISSUE's and COUPON.REVOKE's options from ARGV[from] on (only
--- LEDGER, whose stream is KEYS[2]), then the coupon set KEYS[1]'s size (0
--- when missing), in the module's order: a campaign (the module's type;
--- the scripts keep none yet) is WRONGTYPE; a set keeps no ledger, so a
--- LEDGER stream (checked to be a stream or nothing first) is an error;
--- any other type is WRONGTYPE. Returns the size, or an error reply.
-local function coupon_set_size(from)
-  local ledger
-  local e = walk_options(from, {'LEDGER'}, {LEDGER = true}, 2, function(_, value) ledger = value end)
-  if e then return nil, e end
-  local kind = type_of(KEYS[1])
-  if kind == 'guard-cpn' then return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value') end
-  if ledger ~= nil then
-    e = require_stream(ledger)
-    if e then return nil, e end
-    return nil, redis.error_reply('ERR ledger: the key is no campaign and keeps no ledger')
-  end
-  if kind == 'none' then return 0 end
-  if kind ~= 'set' then return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value') end
-  return redis.call('SCARD', KEYS[1])
-end
-
 -- CL.THROTTLE's GCRA, over 64-bit nanoseconds (see src/throttle/gcra.rs,
 -- whose rules these follow step by step).
 
@@ -591,4 +578,480 @@ end
 
 local function gcra_reply(d)
   return {d.limited and 1 or 0, reply_int(d.limit), reply_int(d.remaining), reply_int(d.retry), reply_int(d.reset)}
+end
+
+-- Campaigns. The module keeps one in its own type (guard-cpn); the
+-- scripts keep it in one sorted set (the command's key) whose members all
+-- score 0, so the set is ordered by the members' bytes and each index is
+-- a range of them, read and counted in O(log n) (ZRANGEBYLEX, ZLEXCOUNT).
+-- Numbers in members are 19-digit decimals (`pad`), whose order is the
+-- numbers'; a user or a request id follows its length. The members
+-- (docs/clients.md, "Managed services"):
+--   A<limit> <peruser> <hold> <made> <released> <expired> <confirmed> <maxlen|-> <-|L<stream>>
+--       the settings, the totals and the ledger: the first member
+--   c<claim><h|c><expires_at_ms|0><#user><user><request id>  a stored claim
+--   e<expires_at_ms><claim>              a held claim, by expiry
+--   u<#user><user>h<expires_at_ms><claim> / u<#user><user>c<claim>
+--       a user's held claims by expiry, its confirmed claims
+--   r<#id><id><claim>                    the stored claim holding an id
+--   k<n><user>                           a user with n >= 1 confirmed claims
+-- Live holds, expired ones not reclaimed yet and confirmed claims are
+-- stored, as the module stores them; released and reclaimed ones go.
+
+local NO_SUCH_CAMPAIGN = 'ERR no such campaign'
+local RECLAIM_PER_CALL = 16
+local CAMPAIGN_FIELDS = {'limit', 'peruser', 'hold', 'made', 'released', 'expired', 'confirmed', 'maxlen'}
+
+-- A non-negative integer (a canonical string or a small Lua number) as 19
+-- digits, and back.
+local function pad(n)
+  if type(n) == 'number' then n = string.format('%d', n) end
+  return string.rep('0', 19 - #n) .. n
+end
+
+local function unpad(digits)
+  return (digits:gsub('^0+(%d)', '%1'))
+end
+
+-- Bounds of the members that start with `prefix` at or after `from`.
+local function lex_range(prefix, from)
+  return '[' .. prefix .. (from or ''), '(' .. prefix .. '\255'
+end
+
+local function lex_count(key, prefix, from)
+  local low, high = lex_range(prefix, from)
+  return redis.call('ZLEXCOUNT', key, low, high)
+end
+
+local function lex_first(key, prefix, from)
+  local low, high = lex_range(prefix, from)
+  return redis.call('ZRANGEBYLEX', key, low, high, 'LIMIT', 0, 1)[1]
+end
+
+-- A user's (or a request id's) part of a member.
+local function sized(bytes)
+  return pad(#bytes) .. bytes
+end
+
+-- A claim as stored: {number, held, expires (its ms, a string; held
+-- only), user, id (nil when none)}.
+local function claim_of(member)
+  local size = tonumber(member:sub(41, 59))
+  local id = member:sub(60 + size)
+  return {
+    number = unpad(member:sub(2, 20)),
+    held = member:sub(21, 21) == 'h',
+    expires = unpad(member:sub(22, 40)),
+    user = member:sub(60, 59 + size),
+    id = id ~= '' and id or nil,
+  }
+end
+
+-- The members a claim is stored as: its record and its indexes.
+local function claim_members(claim)
+  local user = 'u' .. sized(claim.user)
+  local number = pad(claim.number)
+  local members = {'c' .. number .. (claim.held and 'h' .. pad(claim.expires) or 'c' .. pad('0')) .. sized(claim.user)
+    .. (claim.id or '')}
+  if claim.held then
+    members[2] = 'e' .. pad(claim.expires) .. number
+    members[3] = user .. 'h' .. pad(claim.expires) .. number
+  else
+    members[2] = user .. 'c' .. number
+  end
+  if claim.id then members[#members + 1] = 'r' .. sized(claim.id) .. number end
+  return members
+end
+
+-- Is a stored claim live at `now`? A hold is gone once now is past its
+-- expiry.
+local function claim_live(claim, now)
+  return not claim.held or int_cmp(now, claim.expires) <= 0
+end
+
+-- The campaign at `key`: its settings and totals (strings) and ledger, or
+-- an error reply: another type, or a sorted set of no campaign's layout,
+-- is WRONGTYPE; a missing key has no campaign.
+local function campaign_open(key)
+  local kind = type_of(key)
+  if kind == 'none' then return nil, err(NO_SUCH_CAMPAIGN) end
+  if kind ~= 'zset' then return nil, err(WRONGTYPE) end
+  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  local meta = first[1]
+  if first[2] ~= '0' or meta:byte(1) ~= 65 then return nil, err(WRONGTYPE) end
+  local c, at = {key = key, meta = meta}, 2
+  for _, field in ipairs(CAMPAIGN_FIELDS) do
+    local space = meta:find(' ', at, true)
+    if space == nil then return nil, err(WRONGTYPE) end
+    c[field] = meta:sub(at, space - 1)
+    at = space + 1
+  end
+  if c.maxlen == '-' then c.maxlen = nil end
+  local ledger = meta:sub(at)
+  if ledger ~= '-' then c.ledger = ledger:sub(2) end
+  return c
+end
+
+-- The first member, as `c` now says.
+local function campaign_meta(c)
+  local fields = {}
+  for i, field in ipairs(CAMPAIGN_FIELDS) do fields[i] = c[field] or '-' end
+  return 'A' .. table.concat(fields, ' ') .. ' ' .. (c.ledger and 'L' .. c.ledger or '-')
+end
+
+-- Writes `c`'s first member if it changed.
+local function campaign_save(c)
+  local meta = campaign_meta(c)
+  if meta == c.meta then return end
+  if c.meta then redis.call('ZREM', c.key, c.meta) end
+  redis.call('ZADD', c.key, 0, meta)
+  c.meta = meta
+end
+
+-- The stored claim numbered `number` (a string), live or an expired hold.
+local function campaign_claim(c, number)
+  local found = lex_first(c.key, 'c' .. pad(number))
+  return found and claim_of(found)
+end
+
+-- The stored claim holding `id`, live or not.
+local function campaign_id_owner(c, id)
+  local found = lex_first(c.key, 'r' .. sized(id))
+  return found and campaign_claim(c, unpad(found:sub(-19)))
+end
+
+-- Live holds at `now`.
+local function campaign_held(c, now)
+  return lex_count(c.key, 'e', pad(now))
+end
+
+-- Confirmed claims of `user`.
+local function user_confirmed(c, user)
+  return lex_count(c.key, 'u' .. sized(user) .. 'c')
+end
+
+-- Live claims of `user` at `now`.
+local function user_live(c, user, now)
+  return user_confirmed(c, user) + lex_count(c.key, 'u' .. sized(user) .. 'h', pad(now))
+end
+
+-- max(0, limit - confirmed - held), as COUPON.INFO reports it.
+local function campaign_available(limit, confirmed, held)
+  local n = int_sub(int_sub(limit, confirmed), held)
+  return int_cmp(n, '0') < 0 and '0' or n
+end
+
+-- -1 when `user` has PERUSER live claims, -2 when `limit` claims are
+-- live, in that order; nil when there is room.
+local function campaign_room(c, user, now)
+  if int_cmp(tostring(user_live(c, user, now)), c.peruser) >= 0 then return -1 end
+  if int_cmp(int_add(c.confirmed, tostring(campaign_held(c, now))), c.limit) >= 0 then return -2 end
+  return nil
+end
+
+-- The number a new claim gets, or an error reply once the last is made.
+local function campaign_next_claim(c)
+  if c.made == INT_MAX then
+    return nil, err('ERR the campaign has used every claim number (the last is 9223372036854775807)')
+  end
+  return int_add(c.made, '1')
+end
+
+-- A write's changes, as the module decides them: `{op, claim}` with op
+-- 'put' (a new claim), 'confirm', 'release' or 'expire' (the reclaim of
+-- an expired hold), or `{op = 'alter', settings}` (COUPON.ALTER's new
+-- limit, peruser and hold). The reclaims a writing call owes come first: `stale`
+-- (a request id's old claim, an expired hold) if any, then the oldest
+-- expired holds (by expiry, then number), RECLAIM_PER_CALL in all.
+-- COUPON.RECLAIM reclaims `budget` instead.
+local function campaign_reclaims(c, now, stale, budget)
+  budget = budget or RECLAIM_PER_CALL
+  local plan = {}
+  if stale then plan[1] = {op = 'expire', claim = stale} end
+  local oldest = redis.call('ZRANGEBYLEX', c.key, '[e', '(e' .. pad(now), 'LIMIT', 0, budget)
+  for _, member in ipairs(oldest) do
+    if #plan == budget then break end
+    local number = unpad(member:sub(21, 39))
+    if not (stale and stale.number == number) then
+      plan[#plan + 1] = {op = 'expire', claim = campaign_claim(c, number)}
+    end
+  end
+  return plan
+end
+
+-- The ledger's entries of `plan` on `c` at `now`, in order, each with
+-- what is available after it; a release is recorded as `releases`.
+local function campaign_records(c, plan, now, releases)
+  local records = {}
+  if c.ledger == nil then return records end
+  local limit, confirmed, held = c.limit, c.confirmed, tostring(campaign_held(c, now))
+  for _, change in ipairs(plan) do
+    local claim, op = change.claim or {}, nil
+    local expires = claim.held and claim.expires or '-1'
+    if change.op == 'alter' then
+      local new = change.settings
+      limit = new.limit
+      records[#records + 1] = {'key', c.key, 'op', 'altered', 'limit', new.limit, 'peruser', new.peruser,
+        'hold', new.hold, 'available', campaign_available(limit, confirmed, held)}
+    elseif change.op == 'put' then
+      if claim.held then
+        held, op = int_add(held, '1'), 'reserved'
+      else
+        confirmed, op = int_add(confirmed, '1'), 'confirmed'
+      end
+    elseif change.op == 'confirm' then
+      held, confirmed, op, expires = int_sub(held, '1'), int_add(confirmed, '1'), 'confirmed', '-1'
+    elseif change.op == 'release' then
+      if claim.held then held = int_sub(held, '1') else confirmed = int_sub(confirmed, '1') end
+      op = releases
+    else
+      op = 'expired'
+    end
+    if op then
+      records[#records + 1] = {'key', c.key, 'op', op, 'claim', claim.number, 'user', claim.user,
+        'expires_at_ms', expires, 'id', claim.id or '', 'available', campaign_available(limit, confirmed, held)}
+    end
+  end
+  return records
+end
+
+-- Keeps the `k` member of `user` in step with its confirmed claims, which
+-- went from `before` to `after`.
+local function count_confirmed(c, user, before, after)
+  if before > 0 then redis.call('ZREM', c.key, 'k' .. pad(before) .. user) end
+  if after > 0 then redis.call('ZADD', c.key, 0, 'k' .. pad(after) .. user) end
+end
+
+local function zadd_all(key, members)
+  local call = {'ZADD', key}
+  for _, m in ipairs(members) do
+    call[#call + 1] = 0
+    call[#call + 1] = m
+  end
+  redis.call(unpack(call))
+end
+
+-- XADD's own error for a stream whose IDs are used up.
+local IDS_USED_UP = 'ERR The stream has exhausted the last possible ID, unable to add more items'
+
+-- Appends one call's ledger entries, each `{c, fields}` (the campaign's
+-- ledger and MAXLEN), all or none: a stream at its last IDs is asked
+-- first whether it has IDs for them all, as the module asks. An error
+-- reply if the server refuses.
+local function ledger_append(entries)
+  if #entries == 0 then return nil end
+  local stream = entries[1][1].ledger
+  if #entries > 1 and type_of(stream) == 'stream' then
+    local info = redis.call('XINFO', 'STREAM', stream)
+    for i = 1, #info - 1, 2 do
+      if info[i] == 'last-generated-id' then
+        local ms, seq = info[i + 1]:match('^(%d+)%-(%d+)$')
+        if ms == '18446744073709551615' and int_cmp(int_sub(ms, seq), tostring(#entries)) < 0 then
+          return err(IDS_USED_UP)
+        end
+      end
+    end
+  end
+  for _, entry in ipairs(entries) do
+    local c = entry[1]
+    local e = alert_append({stream = c.ledger, maxlen = c.maxlen}, entry[2])
+    if e then return e end
+  end
+  return nil
+end
+
+-- The ledger entries of `plan` on `c`, for `ledger_append` (after
+-- `entries`, if given).
+local function ledger_entries(c, plan, now, releases, entries)
+  entries = entries or {}
+  for _, fields in ipairs(campaign_records(c, plan, now, releases)) do entries[#entries + 1] = {c, fields} end
+  return entries
+end
+
+-- Writes `plan`'s changes to `c`, then its first member.
+local function campaign_apply(c, plan)
+  for _, change in ipairs(plan) do
+    local claim = change.claim
+    local before = (claim == nil or claim.held) and 0 or user_confirmed(c, claim.user)
+    if change.op == 'alter' then
+      for name, value in pairs(change.settings) do c[name] = value end
+    elseif change.op == 'put' then
+      zadd_all(c.key, claim_members(claim))
+      c.made = claim.number
+      if not claim.held then
+        c.confirmed = int_add(c.confirmed, '1')
+        count_confirmed(c, claim.user, before, before + 1)
+      end
+    else
+      redis.call('ZREM', c.key, unpack(claim_members(claim)))
+      if change.op == 'confirm' then
+        claim.held = false
+        before = user_confirmed(c, claim.user)
+        zadd_all(c.key, claim_members(claim))
+        c.confirmed = int_add(c.confirmed, '1')
+        count_confirmed(c, claim.user, before, before + 1)
+      else
+        if not claim.held then
+          c.confirmed = int_sub(c.confirmed, '1')
+          count_confirmed(c, claim.user, before, before - 1)
+        end
+        local total = change.op == 'release' and 'released' or 'expired'
+        c[total] = int_add(c[total], '1')
+      end
+    end
+  end
+  campaign_save(c)
+end
+
+-- Carries out `plan` on `c` at `now`: its ledger entries first (a
+-- refused XADD refuses the call, nothing written), then each change, then
+-- the totals. Returns an error reply or nil.
+local function campaign_carry_out(c, plan, now, releases)
+  local e = ledger_append(ledger_entries(c, plan, now, releases))
+  if e then return e end
+  campaign_apply(c, plan)
+  return nil
+end
+
+-- The stream a call names (nil when none) against `c`'s ledger: nil, or
+-- an error reply.
+local function ledger_named(c, stream)
+  if c.ledger == nil and stream == nil then return nil end
+  if c.ledger == nil then return err('ERR ledger: the campaign keeps no ledger') end
+  if stream == nil then return err('ERR ledger: the campaign keeps a ledger; name its stream with LEDGER') end
+  if stream ~= c.ledger then return err("ERR ledger: the stream is not the campaign's ledger") end
+  return nil
+end
+
+-- A campaign write's campaign, KEYS[1], checked in the module's order:
+-- the stream the call names (`stream`, nil or KEYS[2]) is a stream or
+-- nothing, the campaign exists, and the stream is its ledger.
+local function campaign_for_write(stream)
+  local e = stream and require_stream(stream)
+  if e then return nil, e end
+  local c
+  c, e = campaign_open(KEYS[1])
+  if e then return nil, e end
+  e = ledger_named(c, stream)
+  if e then return nil, e end
+  return c
+end
+
+-- COUPON.RESERVE's decision on `c` at `now` (COUPON.RESERVEALL's for
+-- each campaign): the request id first (its live claim is repeated,
+-- another user's is an error, a released or expired one is free again),
+-- then the user's places, then the limit. Returns the reply ([claim,
+-- expires_at_ms], [-1, 0] or [-2, 0]) and the plan (empty when nothing
+-- changes), or an error reply last.
+local function campaign_reserve(c, user, id, hold_until, now)
+  local stale = id and campaign_id_owner(c, id)
+  if stale and claim_live(stale, now) then
+    if stale.user ~= user then return nil, nil, err('ERR id is held by a live claim of another user') end
+    return {reply_int(stale.number), stale.held and reply_int(stale.expires) or -1}, {}
+  end
+  local full = campaign_room(c, user, now)
+  if full then return {full, 0}, {} end
+  local number, e = campaign_next_claim(c)
+  if e then return nil, nil, e end
+  local plan = campaign_reclaims(c, now, stale)
+  plan[#plan + 1] = {op = 'put', claim = {number = number, held = true, expires = hold_until, user = user, id = id}}
+  return {reply_int(number), reply_int(hold_until)}, plan
+end
+
+-- RESERVE's options (HOLD, ID, LEDGER, whose stream is KEYS[key_from])
+-- from ARGV[from] on, for `command`: the hold's end (nil: the default),
+-- the request id, the stream, or an error reply last.
+local function reserve_options(from, key_from, now, command)
+  local hold_until, id, stream
+  local e = walk_options(from, {'HOLD', 'ID', 'LEDGER'}, {LEDGER = true}, key_from, function(name, value)
+    local bad
+    if name == 'HOLD' then
+      hold_until, bad = seconds_from(value, 'hold', now, command)
+    elseif name == 'ID' then
+      if value == '' then return err('ERR id must not be empty') end
+      id = value
+    else
+      stream = value
+    end
+    return bad
+  end)
+  return hold_until, id, stream, e
+end
+
+-- The options of a write that takes only `LEDGER stream` (KEYS[2]), from
+-- ARGV[from]: the stream, or an error reply.
+local function only_ledger(from)
+  local stream
+  local e = walk_options(from, {'LEDGER'}, {LEDGER = true}, 2, function(_, value) stream = value end)
+  return stream, e
+end
+
+-- COUPON.CONFIRM's and COUPON.RELEASE's head, `key claim [LEDGER
+-- stream]`: the arity, the clock, the claim number, the option, then the
+-- campaign. Returns now, the campaign and its live claim of that number
+-- (nil when none), or an error reply last.
+local function campaign_claim_head(command)
+  if 1 + #KEYS + #ARGV < 3 then return nil, nil, nil, wrong_arity(command) end
+  local now = now_ms()
+  local number, e = positive_arg(ARGV[1], 'claim')
+  if e then return nil, nil, nil, e end
+  local stream
+  stream, e = only_ledger(2)
+  if e then return nil, nil, nil, e end
+  local c
+  c, e = campaign_for_write(stream)
+  if e then return nil, nil, nil, e end
+  local claim = campaign_claim(c, number)
+  if claim and not claim_live(claim, now) then claim = nil end
+  return now, c, claim
+end
+
+-- COUPON.ISSUE's and COUPON.REVOKE's key KEYS[1], once their options
+-- from ARGV[from] on (only LEDGER, whose stream is KEYS[2]) are read, in
+-- the module's order: a campaign in the scripts' layout is returned, its
+-- LEDGER checked as any campaign write's; the module's campaign type is
+-- WRONGTYPE; any other key is a plain set of winners, which keeps no
+-- ledger, so a LEDGER stream (checked to be a stream or nothing first) is
+-- an error, and a key of another type is WRONGTYPE. Returns the set's
+-- size (0 when missing) or nil and the campaign, or an error reply last.
+local function coupon_key(from)
+  local ledger, e = only_ledger(from)
+  if e then return nil, nil, e end
+  local kind = type_of(KEYS[1])
+  if kind == 'guard-cpn' then return nil, nil, err(WRONGTYPE) end
+  if kind == 'zset' and campaign_open(KEYS[1]) then
+    local c
+    c, e = campaign_for_write(ledger)
+    return nil, c, e
+  end
+  if ledger ~= nil then
+    e = require_stream(ledger)
+    if e then return nil, nil, e end
+    return nil, nil, err('ERR ledger: the key is no campaign and keeps no ledger')
+  end
+  if kind == 'none' then return 0 end
+  if kind ~= 'set' then return nil, nil, err(WRONGTYPE) end
+  return redis.call('SCARD', KEYS[1])
+end
+
+-- The live claims of `user` at `now`, in claim order: O(k log n) for k of
+-- them, whatever number of expired holds the user has.
+local function user_live_claims(c, user, now)
+  local of_user = 'u' .. sized(user)
+  local low, high = lex_range(of_user .. 'c')
+  local members = redis.call('ZRANGEBYLEX', c.key, low, high)
+  low, high = lex_range(of_user .. 'h', pad(now))
+  for _, member in ipairs(redis.call('ZRANGEBYLEX', c.key, low, high)) do members[#members + 1] = member end
+  local numbers = {}
+  for i, member in ipairs(members) do numbers[i] = member:sub(-19) end
+  table.sort(numbers)
+  local claims = {}
+  for i, number in ipairs(numbers) do claims[i] = campaign_claim(c, unpad(number)) end
+  return claims
+end
+
+-- The most confirmed claims any one user has (0 when none).
+local function most_confirmed_of_a_user(c)
+  local top = redis.call('ZREVRANGEBYLEX', c.key, '(l', '[k', 'LIMIT', 0, 1)[1]
+  return top and unpad(top:sub(2, 20)) or '0'
 end
