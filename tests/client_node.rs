@@ -294,6 +294,16 @@ fn the_readme_quickstart_compiles_and_prints_what_the_readme_shows() {
             .env("REDIS_URL", server.url()),
         "node quickstart.mjs",
     );
+    // Unchanged on a server as a managed service gives it (no module; the
+    // package falls back to its scripts): the same output.
+    let managed = Server::managed(&[]);
+    let on_scripts = run(
+        Command::new("node")
+            .arg(dir.join("quickstart.mjs"))
+            .env("REDIS_URL", managed.url()),
+        "node quickstart.mjs without the module",
+    );
+    assert_eq!(on_scripts, printed, "quickstart.mts without the module");
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(
         printed,

@@ -193,6 +193,24 @@ fn the_python_package_installs_type_checks_and_runs_its_example() {
         "orders 5 1\nconfirm 1\navailable 99 live ['confirmed']\nrank 1 limited False\n\
          distinct 1 refunded to 3\n"
     );
+    // Unchanged on a server as a managed service gives it (no module; the
+    // package falls back to its scripts): the same output.
+    let managed = Server::managed(&[]);
+    let on_scripts = python(
+        &installed,
+        &["-P", "example.py"],
+        &[("GUARD_STANDALONE", addresses(&[&managed]))],
+    );
+    // Its stderr says so, once per guard (the example makes two).
+    let (switched, output): (Vec<&str>, Vec<&str>) = on_scripts
+        .lines()
+        .partition(|line| line.starts_with("redis-guard: the server has no module"));
+    assert_eq!(
+        output.join("\n") + "\n",
+        printed,
+        "example.py without the module"
+    );
+    assert_eq!(switched.len(), 2, "{on_scripts}");
     let _ = std::fs::remove_dir_all(&target);
     assert_shown_in_readme("example.py", &printed);
 }
