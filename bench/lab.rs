@@ -983,19 +983,12 @@ fn sale_run(server: &Server, rng: &mut Rng, ledger: bool) -> Books {
         let started = std::time::Instant::now();
         loop {
             entries = query_i64(&mut con, &["XLEN", LEDGER]);
-            let last: Vec<Entry> = redis::cmd("XREVRANGE")
-                .arg(LEDGER)
-                .arg("+")
-                .arg("-")
-                .arg("COUNT")
-                .arg(1)
-                .query(&mut con)
-                .unwrap();
+            let last: Option<Entry> = common::observe::last_entry(&mut con, LEDGER);
             let applied: Option<String> = redis::cmd("GET")
                 .arg("lab:db:last")
                 .query(&mut con)
                 .unwrap();
-            let caught_up = last.first().map(|(id, _)| id.clone()) == applied;
+            let caught_up = last.map(|(id, _)| id) == applied;
             if (entries == changes && caught_up) || started.elapsed().as_secs() >= 10 {
                 break;
             }

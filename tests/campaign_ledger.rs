@@ -848,21 +848,10 @@ fn the_ledger_and_a_cart_share_their_campaigns_slot() {
 /// `XADD twin MAXLEN ~ maxlen id fields...` with the ID and fields of the
 /// ledger's last entry: what the module's append must equal.
 fn xadd_last_entry_to(con: &mut Connection, twin: &str, maxlen: i64) {
-    let last: Vec<Entry> = redis::cmd("XREVRANGE")
-        .arg(LEDGER)
-        .arg("+")
-        .arg("-")
-        .arg("COUNT")
-        .arg(1)
-        .query(con)
-        .unwrap();
+    let (id, fields): Entry = common::observe::last_entry(con, LEDGER).expect("a ledger entry");
     let mut xadd = redis::cmd("XADD");
-    xadd.arg(twin)
-        .arg("MAXLEN")
-        .arg("~")
-        .arg(maxlen)
-        .arg(&last[0].0);
-    for (field, value) in &last[0].1 {
+    xadd.arg(twin).arg("MAXLEN").arg("~").arg(maxlen).arg(&id);
+    for (field, value) in &fields {
         xadd.arg(field).arg(value);
     }
     let _: String = xadd.query(con).unwrap();

@@ -93,3 +93,17 @@ pub fn watch_survives(server: &Server, key: &str, call: impl FnOnce(&mut Connect
     let result: Value = redis::cmd("EXEC").query(&mut watcher).unwrap();
     result != Value::Nil
 }
+
+/// A stream's last entry (`XREVRANGE stream + - COUNT 1`), as `T` reads
+/// an entry; None for an empty or missing stream.
+pub fn last_entry<T: redis::FromRedisValue>(con: &mut Connection, stream: &str) -> Option<T> {
+    let mut last: Vec<T> = redis::cmd("XREVRANGE")
+        .arg(stream)
+        .arg("+")
+        .arg("-")
+        .arg("COUNT")
+        .arg(1)
+        .query(con)
+        .unwrap();
+    last.pop()
+}
