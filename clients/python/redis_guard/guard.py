@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any, Callable, Coroutine, Generic, List, Literal, Optional, ParamSpec, TypeVar, final, overload
+from typing import Any, Callable, Coroutine, Generic, List, Literal, NoReturn, Optional, ParamSpec, TypeVar, final, overload
 
 from . import commands, errors, scripts
 from .backends import backend_for
@@ -100,16 +100,20 @@ class _Mode:
         return True
 
 
-def _answer(call: Call[T], error: BaseException, backend: Any) -> T:
-    """What ``call`` gives for ``error``: a server error becomes the
-    package's (see ``errors``), or the value the call expects for it;
-    anything else is raised as it is."""
+def _raise(error: BaseException, backend: Any) -> NoReturn:
+    """Raises ``error``: a server error as the package's (see ``errors``),
+    anything else as it is."""
     if not backend.is_server_error(error):
         raise error
-    typed = errors.typed(error)
-    if call.on_error is not None:
-        return call.on_error(typed)
-    raise typed.with_traceback(error.__traceback__) from None
+    raise errors.typed(error).with_traceback(error.__traceback__) from None
+
+
+def _answer(call: Call[T], error: BaseException, backend: Any) -> T:
+    """What ``call`` gives for ``error``: the value the call expects for
+    that server error, or the error raised (``_raise``)."""
+    if call.on_error is not None and backend.is_server_error(error):
+        return call.on_error(errors.typed(error))
+    _raise(error, backend)
 
 
 class _Queue:
@@ -167,7 +171,7 @@ class _Queue:
             if isinstance(reply, BaseException):
                 results.append(_answer(call, reply, self._backend))
             else:
-                results.append(reply if call.raw else call.parse(reply))
+                results.append(call.parse(reply))
         return results
 
     def _aborted(self, error: BaseException) -> None:
@@ -175,9 +179,7 @@ class _Queue:
         command: nothing ran): returns if it is to be sent again as
         scripts, raises otherwise."""
         if self._mode.scripts or not self._mode.switch(error, self._calls):
-            if self._backend.is_server_error(error):
-                raise errors.typed(error).with_traceback(error.__traceback__) from None
-            raise error
+            _raise(error, self._backend)
 
     def _raw(self, *words: EncodableT) -> Call[Any]:
         return Call(tuple(words), None, lambda reply: reply, raw=True)
