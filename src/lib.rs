@@ -10,6 +10,7 @@
 //! INFO counters; `tape` an in-memory RDB for tests and fuzz targets.
 
 pub mod args;
+pub mod calendar;
 pub mod coupon;
 pub mod integer;
 pub mod mon;
@@ -30,7 +31,7 @@ use redis::Command;
 pub use redis::{ModuleValue, Reader, Writer};
 
 /// Every command the module registers.
-const COMMANDS: [&Command; 19] = [
+const COMMANDS: [&Command; 20] = [
     &mon::incrcheck::COMMAND,
     &mon::decrclamp::COMMAND,
     &coupon::issue::COMMAND,
@@ -47,6 +48,7 @@ const COMMANDS: [&Command; 19] = [
     &coupon::campaign::apply::COMMAND,
     &throttle::cl_throttle::COMMAND,
     &throttle::cl_throttleall::COMMAND,
+    &throttle::cl_quota::COMMAND,
     &mon::slidecheck::COMMAND,
     &mon::window::apply::COMMAND,
     &mon::distinct::COMMAND,

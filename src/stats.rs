@@ -83,6 +83,10 @@ pub static THROTTLE_LIMITED: Counter = Counter::new();
 pub static THROTTLE_ALL_CALLS: Counter = Counter::new();
 pub static THROTTLE_ALL_ALLOWED: Counter = Counter::new();
 pub static THROTTLE_ALL_LIMITED: Counter = Counter::new();
+/// CL.QUOTA calls, and how each ended (peeks included).
+pub static QUOTA_CALLS: Counter = Counter::new();
+pub static QUOTA_ALLOWED: Counter = Counter::new();
+pub static QUOTA_LIMITED: Counter = Counter::new();
 /// Allocations of module values that active defragmentation moved.
 pub static DEFRAG_MOVES: Counter = Counter::new();
 /// Replies that are the module's own failure, not the caller's: a caught
@@ -91,7 +95,7 @@ pub static DEFRAG_MOVES: Counter = Counter::new();
 pub static INTERNAL_ERRORS: Counter = Counter::new();
 
 /// Every counter with its INFO field name, in the order INFO prints them.
-pub const FIELDS: [(&str, &Counter); 33] = [
+pub const FIELDS: [(&str, &Counter); 36] = [
     ("mon_incrcheck_calls", &MON_INCRCHECK_CALLS),
     ("mon_crossings", &MON_CROSSINGS),
     ("mon_decrclamp_calls", &MON_DECRCLAMP_CALLS),
@@ -123,6 +127,9 @@ pub const FIELDS: [(&str, &Counter); 33] = [
     ("throttle_all_calls", &THROTTLE_ALL_CALLS),
     ("throttle_all_allowed", &THROTTLE_ALL_ALLOWED),
     ("throttle_all_limited", &THROTTLE_ALL_LIMITED),
+    ("quota_calls", &QUOTA_CALLS),
+    ("quota_allowed", &QUOTA_ALLOWED),
+    ("quota_limited", &QUOTA_LIMITED),
     ("defrag_moves", &DEFRAG_MOVES),
     ("internal_errors", &INTERNAL_ERRORS),
 ];

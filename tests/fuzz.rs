@@ -213,19 +213,49 @@ fn alert(rng: &mut Rng, call: &mut Vec<Vec<u8>>, own: &[&str]) {
             .pick(&["1", "60", "3600", "7", "3601"])
             .as_bytes()
             .to_vec(),
+        "TZ" => zone(rng),
         _ => integer(rng),
     });
+}
+
+/// Calendar windows, and near misses. No minute or hour: a key must not
+/// expire between a call and its checks.
+const CALENDAR: [&str; 5] = ["day", "WEEK", "Month", "days", "year"];
+
+/// `TZ` values: zones, names that are none, and paths.
+const ZONES: [&str; 7] = [
+    "UTC",
+    "Asia/Seoul",
+    "america/new_york",
+    "Australia/Lord_Howe",
+    "Mars/Olympus",
+    "../../../etc/passwd",
+    "",
+];
+
+/// A window: seconds (boundary values), a calendar unit, or bytes.
+fn window(rng: &mut Rng) -> Vec<u8> {
+    match rng.below(6) {
+        0 => rng.pick(&WINDOWS).as_bytes().to_vec(),
+        1 => random_bytes(rng),
+        2 => rng.pick(&CALENDAR).as_bytes().to_vec(),
+        _ => b"3600".to_vec(),
+    }
+}
+
+/// A `TZ` option's value: usually a name from [`ZONES`].
+fn zone(rng: &mut Rng) -> Vec<u8> {
+    if rng.chance(8) {
+        return random_bytes(rng);
+    }
+    rng.pick(&ZONES).as_bytes().to_vec()
 }
 
 /// A window and 1 to 4 thresholds (sometimes 33, or a bad one). Never a
 /// small window: a key must not expire between a call and the checks that
 /// follow it.
 fn window_and_thresholds(rng: &mut Rng, call: &mut Vec<Vec<u8>>) {
-    call.push(match rng.below(4) {
-        0 => rng.pick(&WINDOWS).as_bytes().to_vec(),
-        1 => random_bytes(rng),
-        _ => b"3600".to_vec(),
-    });
+    call.push(window(rng));
     let count = if rng.chance(20) { 33 } else { 1 + rng.below(4) };
     let mut threshold = 0i64;
     for _ in 0..count {
@@ -323,7 +353,7 @@ fn shaped_call(rng: &mut Rng) -> Vec<Vec<u8>> {
         "MON.INCRCHECK" => {
             call.push(integer(rng));
             window_and_thresholds(rng, &mut call);
-            alert(rng, &mut call, &[]);
+            alert(rng, &mut call, &["TZ"]);
         }
         "MON.SLIDECHECK" => {
             call.push(integer(rng));
@@ -417,6 +447,14 @@ fn shaped_call(rng: &mut Rng) -> Vec<Vec<u8>> {
             if rng.chance(2) {
                 call.push(integer(rng));
             }
+        }
+        "CL.QUOTA" => {
+            call.push(integer(rng));
+            call.push(window(rng));
+            if rng.chance(2) {
+                call.push(integer(rng));
+            }
+            options(rng, &mut call, &["TZ"], |rng, _| zone(rng));
         }
         "CL.THROTTLEALL" => {
             // The key drawn above is the count's place: usually a small
@@ -644,6 +682,32 @@ fn check_reply(con: &mut Connection, call: &[Vec<u8>], reply: &Value) -> Result<
             let taken = call.get(5).map_or(Some(1), |q| integer_of(q)) != Some(0);
             if !limited && taken && stored(con).is_none_or(|tat| tat <= 0) {
                 return Err(format!("reply {values:?} but GET {:?}", stored(con)));
+            }
+        }
+        (b"CL.QUOTA", Value::Array(values)) => {
+            let limit = integer_of(&call[2]).ok_or("a success with a bad limit")?;
+            let [Value::Int(limited), Value::Int(replied_limit), Value::Int(remaining), Value::Int(retry_after), Value::Int(reset_after)] =
+                values[..]
+            else {
+                return Err(format!("reply {values:?}"));
+            };
+            let allowed = limited == 0;
+            if !(0..=1).contains(&limited)
+                || replied_limit != limit
+                || remaining < 0
+                || reset_after < 0
+                || (allowed && retry_after != -1)
+                || (!allowed && retry_after != -1 && retry_after != reset_after)
+            {
+                return Err(format!("reply {values:?}"));
+            }
+            // A call that took units left a count whose rest is `remaining`.
+            let quantity = call.get(4).and_then(|q| integer_of(q)).unwrap_or(1);
+            if allowed && quantity > 0 {
+                let used = stored(con).ok_or("allowed, yet no count")?;
+                if used >= 0 && remaining != limit - used {
+                    return Err(format!("reply {values:?} but GET {used}"));
+                }
             }
         }
         (b"CL.THROTTLEALL", Value::Array(values)) => {

@@ -302,6 +302,14 @@ fn queue(
             .arg(1_000_000)
             .arg(1_000)
             .arg(3_600),
+        // A quota of a Seoul day that no churn fills: 250 keys.
+        "CL.QUOTA" => pipe
+            .cmd(name)
+            .arg(format!("qa:{}", i % 250))
+            .arg(i64::MAX)
+            .arg("day")
+            .arg("TZ")
+            .arg("Asia/Seoul"),
         // Two cells a call: 250 pairs keep the keyspace under 2048 keys,
         // so no dict resize runs during the measured phases.
         "CL.THROTTLEALL" => pipe

@@ -137,6 +137,7 @@ fn command_docs_describe_every_argument() {
                 "increment",
                 "window",
                 "threshold",
+                "zone",
                 "alert",
                 "stream",
                 "maxlen",
@@ -151,6 +152,10 @@ fn command_docs_describe_every_argument() {
         (
             "cl.throttle",
             &["key", "max_burst", "count", "period", "quantity"][..],
+        ),
+        (
+            "cl.quota",
+            &["key", "limit", "window", "quantity", "zone"][..],
         ),
         (
             "coupon.create",

@@ -1,11 +1,14 @@
-//! `MON.INCRCHECK key increment window threshold [threshold ...] [ALERT
-//! stream [MAXLEN n]]`: adds to a windowed counter and reports the first
-//! crossing of a threshold (and records it in the stream).
+//! `MON.INCRCHECK key increment window threshold [threshold ...] [TZ zone]
+//! [ALERT stream [MAXLEN n]]`: adds to a windowed counter and reports the
+//! first crossing of a threshold (and records it in the stream). The
+//! window is seconds from the add that starts it, or a calendar period of
+//! a zone (`day`, `TZ Asia/Seoul`).
 
 use super::alert::{self, Alert, Record};
 use super::rules;
 use super::thresholds::Thresholds;
 use crate::args;
+use crate::calendar::{Window, Zoned};
 use crate::redis::{
     callback_finding_keys, Arg, ArgDoc, Command, CommandKey, Ctx, EventClass, FindsKeys, Handler,
     KeyAccess, PlainWrite,
@@ -28,8 +31,9 @@ pub const COMMAND: Command = Command {
     args: &[
         ArgDoc::KEY,
         ArgDoc::integer(c"increment"),
-        ArgDoc::integer(c"window"),
+        ArgDoc::string(c"window"),
         ArgDoc::integer(c"threshold").multiple(),
+        ArgDoc::string(c"zone").option(c"TZ"),
         alert::DOC,
     ],
     callback: callback_finding_keys::<MonIncrCheck>,
@@ -57,9 +61,17 @@ impl<'a, A: AsRef<[u8]>> IncrCheck<'a, A> {
             return Err(args::wrong_arity("mon.incrcheck"));
         }
         let increment = args::positive(increment.as_ref(), "increment")?;
-        let (_, window_expires_at_ms) =
-            args::seconds_from(window.as_ref(), "window", now_ms, "mon.incrcheck")?;
-        let (thresholds, alert) = alert::after_thresholds(tail, key, &[], |_, _| Ok(()))?;
+        let window = Window::parse(window.as_ref(), "window")?;
+        let mut zoned = Zoned::new(window, None)?;
+        // A window in seconds that overflows is its own argument's error.
+        if let Window::Seconds(_) = window {
+            zoned.ends_at_ms(now_ms, "mon.incrcheck")?;
+        }
+        let (thresholds, alert) = alert::after_thresholds(tail, key, &["TZ"], |_, tz| {
+            zoned = Zoned::new(window, Some(tz.as_ref()))?;
+            Ok(())
+        })?;
+        let window_expires_at_ms = zoned.ends_at_ms(now_ms, "mon.incrcheck")?;
         Ok(IncrCheck {
             increment,
             window_expires_at_ms,

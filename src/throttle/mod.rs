@@ -1,11 +1,15 @@
 //! CL.THROTTLE: the GCRA rate limiter with redis-cell's arguments, reply
 //! and stored layout, kept as a plain string key; CL.THROTTLEALL: several
-//! such limiters, all or nothing (`all_or_nothing.rs`, over the same GCRA).
+//! such limiters, all or nothing (`all_or_nothing.rs`, over the same GCRA);
+//! CL.QUOTA: a fixed-window count that refuses what does not fit
+//! (`quota.rs`), its window in seconds or a calendar period.
 
 pub mod all_or_nothing;
+pub mod cl_quota;
 pub mod cl_throttle;
 pub mod cl_throttleall;
 pub mod gcra;
+pub mod quota;
 
 use crate::redis::{CommandKey, EventClass, OpenKey, PlainWrite};
 use crate::reply::ErrorReply;

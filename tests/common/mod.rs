@@ -22,6 +22,7 @@ pub mod scripts;
 pub mod server;
 pub mod time;
 pub mod tools;
+pub mod zoneinfo;
 
 pub use assert::*;
 pub use calls::*;

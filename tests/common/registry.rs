@@ -39,7 +39,7 @@ const WRITE_ALERTING: &[&str] = &["write", "denyoom", "fast", "movablekeys"];
 /// The same, for a writer that frees places (no `denyoom`).
 const FREEING_MOVABLE: &[&str] = &["write", "fast", "movablekeys"];
 
-pub const COMMANDS: [Spec; 19] = [
+pub const COMMANDS: [Spec; 20] = [
     Spec {
         name: "MON.INCRCHECK",
         access: Access::Writer,
@@ -97,6 +97,15 @@ pub const COMMANDS: [Spec; 19] = [
         arity: -5,
         flags: WRITE,
         example: &["{user:7}:api", "15", "30", "60"],
+        keys_at: ONE,
+        range: FIRST_KEY,
+    },
+    Spec {
+        name: "CL.QUOTA",
+        access: Access::Writer,
+        arity: -4,
+        flags: WRITE,
+        example: &["{user:7}:orders", "5", "day", "1", "TZ", "Asia/Seoul"],
         keys_at: ONE,
         range: FIRST_KEY,
     },
