@@ -7,7 +7,8 @@
 mod common;
 
 use common::rng::Rng;
-use common::zoneinfo::{period_ends, utc_ms};
+use common::scripts;
+use common::zoneinfo::{period_ends, sent_to_scripts_at, utc_ms};
 use common::*;
 use redis::{Connection, Value};
 
@@ -336,8 +337,27 @@ fn windows_across_the_zones_changes_on_a_server_whose_clock_is_moved() {
         let key = format!("k{i}");
         let before = server_ms(&mut con);
         quota(&mut con, &key, 5, unit, &["1", "TZ", zone]);
+        // The script, with the rules the packages send at that instant.
+        let rules = sent_to_scripts_at(zone, utc_ms(at) / 1000);
+        let by_script = scripts::Call::new("CL.QUOTA")
+            .key(format!("s{i}"))
+            .args([
+                5.to_string(),
+                unit.to_string(),
+                "1".into(),
+                "TZ".into(),
+                rules,
+            ])
+            .script(&mut con)
+            .unwrap();
         let after = server_ms(&mut con);
         let expiry = pexpiretime(&mut con, &key);
+        assert!(matches!(by_script, Value::Array(_)), "{by_script:?}");
+        assert_eq!(
+            pexpiretime(&mut con, &format!("s{i}")),
+            expiry,
+            "the script: {zone} {unit} at {at}"
+        );
         if let Some(by_hand) = by_hand {
             assert_eq!(expiry, utc_ms(by_hand), "{zone} {unit} at {at}");
         }

@@ -1,4 +1,4 @@
--- MON.INCRCHECK key increment window threshold [threshold ...] [ALERT stream [MAXLEN n]]
+-- MON.INCRCHECK key increment window threshold [threshold ...] [TZ zone] [ALERT stream [MAXLEN n]]
 -- The common call first: no options, the increment and thresholds of at
 -- most 15 digits, the window of at most 12 (every sum below 2^53, exact in
 -- Lua numbers), the thresholds increasing, a string or nothing at the key.
@@ -44,11 +44,19 @@ if #KEYS == 1 and n >= 3 and n <= 34 and #ARGV[2] <= 12 then
     end
   end
 end
-local now, increment, expires_at, e = mon_head('mon.incrcheck')
+local now, increment, expires_at, e = mon_head('mon.incrcheck', true)
 if e then return e end
+-- A calendar window: its unit, until TZ (or UTC) says where it ends.
+local unit = type(expires_at) == 'table' and expires_at.unit or nil
+local rules = UTC
 local thresholds, alert
-thresholds, alert, _, e = mon_tail(3, {})
+thresholds, alert, _, e = mon_tail(3, {'TZ'}, function(_, value)
+  local zone, bad = tz_arg(value, unit, tonumber(now))
+  rules = zone
+  return bad
+end)
 if e then return e end
+if unit then expires_at = string.format('%d', period_end_ms(unit, rules, tonumber(now))) end
 local current
 current, e = read_counter(alert)
 if e then return e end

@@ -284,6 +284,97 @@ local function seconds_from(text, name, now, command)
   return at
 end
 
+-- Calendar windows (`day`, `TZ zone`): a period ends at the first instant
+-- whose local time is in another period. Lua has no zone data, so the
+-- packages send a zone as `name|from|to|offset|t1:o1|t2:o2...`: its UTC
+-- offset (s) before t1, then from each change on (UTC s), for the span
+-- from..to around their clock. Times here are ms, below 2^53: exact.
+local CALENDAR = {MINUTE = 60000, HOUR = 3600000, DAY = 86400000, WEEK = 'week', MONTH = 'month'}
+local UTC = {from = -math.huge, to = math.huge, offsets = {0}, starts = {}}
+local TZ_UNKNOWN = 'ERR tz is not a time zone name the server knows (e.g. Asia/Seoul)'
+local TZ_SECONDS = 'ERR tz needs a calendar window (minute, hour, day, week or month)'
+
+local function calendar_unit(text)
+  return CALENDAR[string.upper(text)]
+end
+
+-- Days since 1970-01-01 of a date and back (proleptic Gregorian).
+local function days_from_civil(y, m, d)
+  if m <= 2 then y = y - 1 end
+  local era = math.floor(y / 400)
+  local yoe = y - era * 400
+  local doy = math.floor((153 * (m > 2 and m - 3 or m + 9) + 2) / 5) + d - 1
+  return era * 146097 + yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy - 719468
+end
+
+local function civil_from_days(days)
+  local z = days + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local m = mp < 10 and mp + 3 or mp - 9
+  return yoe + era * 400 + (m <= 2 and 1 or 0), m
+end
+
+-- The local time (ms) at which the period holding local time `l` ends.
+local function next_start(unit, l)
+  if unit == 'week' then
+    -- 1970-01-01 was a Thursday: weeks from Monday 1969-12-29.
+    return ((math.floor((math.floor(l / 86400000) + 3) / 7) + 1) * 7 - 3) * 86400000
+  elseif unit == 'month' then
+    local y, m = civil_from_days(math.floor(l / 86400000))
+    if m == 12 then y, m = y + 1, 1 else m = m + 1 end
+    return days_from_civil(y, m, 1) * 86400000
+  end
+  return (math.floor(l / unit) + 1) * unit
+end
+
+-- A zone as the packages send it (or UTC by name), covering `now` and the
+-- month after; nil where it is none.
+local function zone_rules(text, now)
+  if string.upper(text) == 'UTC' then return UTC end
+  local parts = {}
+  for part in (text .. '|'):gmatch('([^|]*)|') do parts[#parts + 1] = part end
+  local from, to, first = tonumber(parts[2] or ''), tonumber(parts[3] or ''), tonumber(parts[4] or '')
+  if not (from and to and first) or now < from * 1000 or now + 32 * 86400000 > to * 1000 then return nil end
+  local rules = {offsets = {first}, starts = {}}
+  for i = 5, #parts do
+    local at, offset = parts[i]:match('^(%-?%d+):(%-?%d+)$')
+    if not at then return nil end
+    rules.starts[#rules.starts + 1] = tonumber(at)
+    rules.offsets[#rules.offsets + 1] = tonumber(offset)
+  end
+  return rules
+end
+
+-- `TZ value` beside the window (`unit` nil: seconds): the zone's rules,
+-- or an error reply.
+local function tz_arg(value, unit, now)
+  if unit == nil then return nil, err(TZ_SECONDS) end
+  local rules = zone_rules(value, now)
+  if rules == nil then return nil, err(TZ_UNKNOWN) end
+  return rules
+end
+
+-- The end (ms) of the period of `unit` holding `now` (ms) in `rules`: where
+-- the local time reaches the next period, or a change of the clocks that
+-- leaves the period first.
+local function period_end_ms(unit, rules, now)
+  local i = 1
+  while rules.starts[i] and rules.starts[i] * 1000 <= now do i = i + 1 end
+  local target = next_start(unit, now + rules.offsets[i] * 1000)
+  local from = now
+  while true do
+    local offset = rules.offsets[i] * 1000
+    if from ~= now and next_start(unit, from + offset) ~= target then return from end
+    local ends = rules.starts[i] and rules.starts[i] * 1000
+    if ends == nil or target - offset < ends then return math.max(target - offset, from) end
+    from, i = ends, i + 1
+  end
+end
+
 -- The integer a string key holds (a string), nil for a missing key, or an
 -- error reply (another type, not an integer).
 local function read_integer(key)
@@ -453,13 +544,16 @@ end
 
 -- MON.INCRCHECK's and MON.SLIDECHECK's head, `key increment window
 -- threshold`: the arity, the clock, then `increment` and `window`.
--- Returns now (ms), the increment, the window's end from now (ms), or an
--- error reply last.
-local function mon_head(command)
+-- Returns now (ms), the increment, the window's end from now (ms) or, with
+-- `calendar` (MON.INCRCHECK), `{unit = u}` for the calendar unit `window`
+-- names, or an error reply last.
+local function mon_head(command, calendar)
   if 1 + #KEYS + #ARGV < 5 then return nil, nil, nil, wrong_arity(command) end
   local now = now_ms()
   local increment, e = positive_arg(ARGV[1], 'increment')
   if e then return nil, nil, nil, e end
+  local unit = calendar and calendar_unit(ARGV[2])
+  if unit then return now, increment, {unit = unit} end
   local expires_at
   expires_at, e = seconds_from(ARGV[2], 'window', now, command)
   if e then return nil, nil, nil, e end

@@ -5,6 +5,7 @@
 //! command's order, and it answers what the command answers, errors
 //! included. What the server gets is `prelude.lua` then the command's own
 //! file. A call is written once, its keys marked, and sent either way.
+//! A `TZ` zone goes to a script with its rules, as the packages send it.
 
 use std::path::PathBuf;
 
@@ -107,8 +108,15 @@ impl Call {
         for key in self.keys() {
             invocation.key(key);
         }
+        // A zone goes as the packages send it: with its rules (Lua has no
+        // zone data), worked out here by Python's zoneinfo.
+        let mut after_tz = false;
         for arg in self.other_args() {
-            invocation.arg(arg);
+            match after_tz {
+                true => invocation.arg(super::zoneinfo::as_sent_to_scripts(arg)),
+                false => invocation.arg(arg),
+            };
+            after_tz = arg.eq_ignore_ascii_case(b"TZ");
         }
         invocation.invoke(con)
     }

@@ -4,8 +4,10 @@
 //! period (another minute, hour, date, ISO week or month). It walks a
 //! minute at a time, then bisects the last minute: no period arithmetic.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
 const ORACLE: &str = r#"
 import sys
@@ -76,4 +78,47 @@ pub fn utc_ms(text: &str) -> i64 {
         .trim()
         .parse()
         .unwrap()
+}
+
+/// The Python package's encoding of a zone for the scripts (its rules
+/// for the span around now, redis_guard/zones.py): the input a script
+/// gets, which the differential test then judges by the script's answers.
+const ENCODE: &str = r#"
+import sys
+from redis_guard.zones import encoded
+print(encoded(sys.argv[1], *map(int, sys.argv[2:])), end="")
+"#;
+
+fn encode(name: &str, at_s: Option<i64>) -> Vec<u8> {
+    let at = at_s.map(|at| at.to_string());
+    let output = Command::new("python3")
+        .args(["-c", ENCODE, name])
+        .args(at)
+        .env("PYTHONPATH", super::tools::repository("clients/python"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "the package's rules for {name}");
+    output.stdout
+}
+
+/// `zone` as the packages would send it at `at_s` (unix seconds): for a
+/// server whose clock a test moved.
+pub fn sent_to_scripts_at(zone: &str, at_s: i64) -> String {
+    String::from_utf8(encode(zone, Some(at_s))).unwrap()
+}
+
+/// `zone` as a script gets it from the packages (once per zone per run).
+pub fn as_sent_to_scripts(zone: &[u8]) -> Vec<u8> {
+    static SENT: Mutex<Option<HashMap<Vec<u8>, Vec<u8>>>> = Mutex::new(None);
+    let mut sent = SENT.lock().unwrap();
+    let sent = sent.get_or_insert_with(HashMap::new);
+    if let Some(rules) = sent.get(zone) {
+        return rules.clone();
+    }
+    let rules = match std::str::from_utf8(zone) {
+        Ok(name) if !name.is_empty() && !name.contains('|') => encode(name, None),
+        _ => zone.to_vec(),
+    };
+    sent.insert(zone.to_vec(), rules.clone());
+    rules
 }

@@ -93,6 +93,20 @@ export interface AlertOptions {
     /** Approximate trim of the stream (only with `alert`). */
     maxlen?: Int;
 }
+/** A calendar period, in the zone `tz` names (default UTC). */
+export type CalendarUnit = "minute" | "hour" | "day" | "week" | "month";
+/** A window: whole seconds, or a calendar period. */
+export type Window = Int | CalendarUnit;
+export interface IncrCheckOptions extends AlertOptions {
+    /** The IANA zone whose calendar a calendar window follows ("Asia/Seoul"). */
+    tz?: string;
+}
+export interface QuotaOptions {
+    /** Units this call asks (default 1; 0 peeks). */
+    quantity?: Int;
+    /** The IANA zone whose calendar a calendar window follows. */
+    tz?: string;
+}
 export interface SlideOptions extends AlertOptions {
     buckets?: Int;
 }
@@ -163,7 +177,7 @@ export declare function parseClaims(reply: unknown): Claim[];
  */
 export declare const commands: {
     /** MON.INCRCHECK: add to a fixed-window counter, report the threshold crossed. */
-    incrcheck(key: Bytes, increment: Int, window: Int, thresholds: Int | readonly Int[], opts?: AlertOptions): Spec<Check>;
+    incrcheck(key: Bytes, increment: Int, window: Window, thresholds: Int | readonly Int[], opts?: IncrCheckOptions): Spec<Check>;
     /** MON.SLIDECHECK: the same over a sliding window. */
     slidecheck(key: Bytes, increment: Int, window: Int, thresholds: Int | readonly Int[], opts?: SlideOptions): Spec<Check>;
     /** MON.DISTINCT: distinct members seen in the window. */
@@ -180,6 +194,11 @@ export declare const commands: {
     throttleAll(limits: readonly Limit[], opts?: {
         quantity?: Int;
     }): Spec<ThrottleAll>;
+    /**
+     * CL.QUOTA: at most `limit` units per window (seconds, or a calendar
+     * period of the zone `tz`); what does not fit is refused and takes nothing.
+     */
+    quota(key: Bytes, limit: Int, window: Window, opts?: QuotaOptions): Spec<Throttle>;
     /**
      * COUPON.CREATE: a campaign (with `ledger`, one that appends every change
      * of a claim to it); resolves `true`, or `false` with `existOk` when the

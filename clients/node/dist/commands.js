@@ -57,6 +57,9 @@ function describe(value) {
     }
 }
 /** `[option, value]` words for the options that were given, in order. */
+function windowWord(window) {
+    return typeof window === "string" ? window : int(window);
+}
 function options(pairs) {
     const words = [];
     for (const [name, value] of pairs) {
@@ -201,7 +204,10 @@ function parseClaims(reply) {
 exports.commands = {
     /** MON.INCRCHECK: add to a fixed-window counter, report the threshold crossed. */
     incrcheck(key, increment, window, thresholds, opts = {}) {
-        return spec(["MON.INCRCHECK", key, int(increment), int(window), ...thresholdWords(thresholds), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])], parseCheck, 4);
+        return spec([
+            "MON.INCRCHECK", key, int(increment), windowWord(window), ...thresholdWords(thresholds),
+            ...options([["TZ", opts.tz], ["ALERT", opts.alert], ["MAXLEN", opts.maxlen]]),
+        ], parseCheck, 4);
     },
     /** MON.SLIDECHECK: the same over a sliding window. */
     slidecheck(key, increment, window, thresholds, opts = {}) {
@@ -240,6 +246,17 @@ exports.commands = {
             args.push(key, int(maxBurst), int(count), int(period));
         args.push(...options([["QUANTITY", opts.quantity]]));
         return { args, key: limits[0]?.[0], keyIndexes: limits.map((_, i) => 2 + 4 * i), readonly: false, parse: parseThrottleAll };
+    },
+    /**
+     * CL.QUOTA: at most `limit` units per window (seconds, or a calendar
+     * period of the zone `tz`); what does not fit is refused and takes nothing.
+     */
+    quota(key, limit, window, opts = {}) {
+        const args = ["CL.QUOTA", key, int(limit), windowWord(window)];
+        if (opts.quantity !== undefined)
+            args.push(int(opts.quantity));
+        args.push(...options([["TZ", opts.tz]]));
+        return spec(args, parseThrottle);
     },
     /**
      * COUPON.CREATE: a campaign (with `ledger`, one that appends every change

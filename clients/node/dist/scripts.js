@@ -15,6 +15,9 @@ exports.namesModuleCommand = namesModuleCommand;
 const node_crypto_1 = require("node:crypto");
 const node_fs_1 = require("node:fs");
 const path = require("node:path");
+const zones_1 = require("./zones");
+/** The commands whose `TZ` zone a script gets with its rules. */
+const ZONED = new Set(["MON.INCRCHECK", "CL.QUOTA"]);
 const packageRoot = path.join(__dirname, "..");
 /**
  * The package's own `scripts/` (an npm tarball: `prepack` copies them in),
@@ -45,7 +48,10 @@ function scriptOf(name) {
 /** `spec` as `EVALSHA sha numkeys keys... argv...`, routed and parsed as the command is. */
 function evalsha(spec, script) {
     const keys = spec.keyIndexes.map((i) => spec.args[i]);
-    const argv = spec.args.filter((_, i) => i > 0 && !spec.keyIndexes.includes(i));
+    let argv = spec.args.filter((_, i) => i > 0 && !spec.keyIndexes.includes(i));
+    if (ZONED.has(String(spec.args[0]).toUpperCase())) {
+        argv = argv.map((word, i) => (i > 0 && String(argv[i - 1]).toUpperCase() === "TZ" ? (0, zones_1.encoded)(String(word)) : word));
+    }
     return {
         args: ["EVALSHA", script.sha, String(keys.length), ...keys, ...argv],
         key: spec.key,

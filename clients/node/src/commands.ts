@@ -107,6 +107,24 @@ export interface AlertOptions {
   maxlen?: Int;
 }
 
+/** A calendar period, in the zone `tz` names (default UTC). */
+export type CalendarUnit = "minute" | "hour" | "day" | "week" | "month";
+
+/** A window: whole seconds, or a calendar period. */
+export type Window = Int | CalendarUnit;
+
+export interface IncrCheckOptions extends AlertOptions {
+  /** The IANA zone whose calendar a calendar window follows ("Asia/Seoul"). */
+  tz?: string;
+}
+
+export interface QuotaOptions {
+  /** Units this call asks (default 1; 0 peeks). */
+  quantity?: Int;
+  /** The IANA zone whose calendar a calendar window follows. */
+  tz?: string;
+}
+
 export interface SlideOptions extends AlertOptions {
   buckets?: Int;
 }
@@ -205,6 +223,10 @@ function describe(value: unknown): string {
 }
 
 /** `[option, value]` words for the options that were given, in order. */
+function windowWord(window: Window): string {
+  return typeof window === "string" ? window : int(window);
+}
+
 function options(pairs: ReadonlyArray<readonly [string, Int | Bytes | undefined]>): Bytes[] {
   const words: Bytes[] = [];
   for (const [name, value] of pairs) {
@@ -356,9 +378,12 @@ export function parseClaims(reply: unknown): Claim[] {
  */
 export const commands = {
   /** MON.INCRCHECK: add to a fixed-window counter, report the threshold crossed. */
-  incrcheck(key: Bytes, increment: Int, window: Int, thresholds: Int | readonly Int[], opts: AlertOptions = {}): Spec<Check> {
+  incrcheck(key: Bytes, increment: Int, window: Window, thresholds: Int | readonly Int[], opts: IncrCheckOptions = {}): Spec<Check> {
     return spec(
-      ["MON.INCRCHECK", key, int(increment), int(window), ...thresholdWords(thresholds), ...options([["ALERT", opts.alert], ["MAXLEN", opts.maxlen]])],
+      [
+        "MON.INCRCHECK", key, int(increment), windowWord(window), ...thresholdWords(thresholds),
+        ...options([["TZ", opts.tz], ["ALERT", opts.alert], ["MAXLEN", opts.maxlen]]),
+      ],
       parseCheck,
       4,
     );
@@ -406,6 +431,16 @@ export const commands = {
     for (const [key, maxBurst, count, period] of limits) args.push(key, int(maxBurst), int(count), int(period));
     args.push(...options([["QUANTITY", opts.quantity]]));
     return { args, key: limits[0]?.[0], keyIndexes: limits.map((_, i) => 2 + 4 * i), readonly: false, parse: parseThrottleAll };
+  },
+  /**
+   * CL.QUOTA: at most `limit` units per window (seconds, or a calendar
+   * period of the zone `tz`); what does not fit is refused and takes nothing.
+   */
+  quota(key: Bytes, limit: Int, window: Window, opts: QuotaOptions = {}): Spec<Throttle> {
+    const args: Bytes[] = ["CL.QUOTA", key, int(limit), windowWord(window)];
+    if (opts.quantity !== undefined) args.push(int(opts.quantity));
+    args.push(...options([["TZ", opts.tz]]));
+    return spec(args, parseThrottle);
   },
   /**
    * COUPON.CREATE: a campaign (with `ledger`, one that appends every change

@@ -9,6 +9,10 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 import type { Spec } from "./commands";
+import { encoded } from "./zones";
+
+/** The commands whose `TZ` zone a script gets with its rules. */
+const ZONED = new Set(["MON.INCRCHECK", "CL.QUOTA"]);
 
 export interface Script {
   readonly source: string;
@@ -48,7 +52,10 @@ export function scriptOf(name: string): Script {
 /** `spec` as `EVALSHA sha numkeys keys... argv...`, routed and parsed as the command is. */
 export function evalsha(spec: Spec<unknown>, script: Script): Spec<unknown> {
   const keys = spec.keyIndexes.map((i) => spec.args[i]);
-  const argv = spec.args.filter((_, i) => i > 0 && !spec.keyIndexes.includes(i));
+  let argv = spec.args.filter((_, i) => i > 0 && !spec.keyIndexes.includes(i));
+  if (ZONED.has(String(spec.args[0]).toUpperCase())) {
+    argv = argv.map((word, i) => (i > 0 && String(argv[i - 1]).toUpperCase() === "TZ" ? encoded(String(word)) : word));
+  }
   return {
     args: ["EVALSHA", script.sha, String(keys.length), ...keys, ...argv],
     key: spec.key,

@@ -23,6 +23,9 @@ T = TypeVar("T")
 Thresholds = Union[int, Iterable[int]]
 #: A time in whole seconds: an int, or a ``timedelta`` of whole seconds.
 Seconds = Union[int, timedelta]
+#: A window: whole seconds, or a calendar period ("minute", "hour",
+#: "day", "week", "month") of the zone ``tz`` names (default UTC).
+Window = Union[int, timedelta, str]
 #: One CL.THROTTLEALL limiter: (key, max_burst, count, period).
 Limit = Tuple[EncodableT, int, int, Seconds]
 
@@ -106,17 +109,20 @@ def _quantity(name: Optional[str], quantity: int) -> List[Word]:
 def incrcheck(
     key: EncodableT,
     increment: int,
-    window: Seconds,
+    window: Window,
     thresholds: Thresholds,
     *,
+    tz: Optional[str] = None,
     alert: Optional[EncodableT] = None,
     maxlen: Optional[int] = None,
 ) -> Call[Check]:
     """MON.INCRCHECK: add ``increment`` to the counter of a fixed window of
-    ``window`` seconds; the level of the first threshold crossed."""
+    ``window`` seconds, or of the calendar period ``window`` names in the
+    zone ``tz`` ("day", tz="Asia/Seoul": until Seoul's next midnight); the
+    level of the first threshold crossed."""
     return _call(
         results.check, key, "MON.INCRCHECK", _Key(key), increment, window,
-        *_thresholds(thresholds), *_alert(alert, maxlen),
+        *_thresholds(thresholds), *_option("TZ", tz), *_alert(alert, maxlen),
     )
 
 
@@ -194,6 +200,18 @@ def throttle_all(limits: Sequence[Limit], quantity: int = 1) -> Call[ThrottleAll
     return _call(
         results.throttle_all, first, "CL.THROTTLEALL", len(limits), *groups,
         *_quantity("QUANTITY", quantity),
+    )
+
+
+def quota(
+    key: EncodableT, limit: int, window: Window, quantity: int = 1, *, tz: Optional[str] = None,
+) -> Call[Throttle]:
+    """CL.QUOTA: at most ``limit`` units per window (seconds, or a calendar
+    period of the zone ``tz``); what does not fit is refused and takes
+    nothing. ``quantity`` 0 peeks; ``decrclamp`` gives units back."""
+    return _call(
+        results.throttle, key, "CL.QUOTA", _Key(key), limit, window,
+        *_quantity(None, quantity), *_option("TZ", tz),
     )
 
 

@@ -65,6 +65,7 @@ class _Commands:
     revoke = _Method(commands.revoke)
     throttle = _Method(commands.throttle)
     throttle_all = _Method(commands.throttle_all)
+    quota = _Method(commands.quota)
     create = _Method(commands.create)
     reserve = _Method(commands.reserve)
     confirm = _Method(commands.confirm)

@@ -17,7 +17,11 @@ import hashlib
 from pathlib import Path
 from typing import Any, Iterable, Tuple
 
+from . import zones
 from .commands import Call
+
+#: The commands whose ``TZ`` zone a script gets with its rules.
+_ZONED = {"MON.INCRCHECK", "CL.QUOTA"}
 
 #: A checkout's copy first (so a stale bundle never shadows it), then the
 #: installed package's bundle.
@@ -43,9 +47,15 @@ def _text(word: Any) -> str:
 def evalsha(call: Call[Any]) -> Call[Any]:
     """``call`` as ``EVALSHA sha numkeys keys... args...``: same key, same
     parser."""
-    _, sha = source(_text(call.words[0]))
+    command = _text(call.words[0])
+    _, sha = source(command)
     keys = [call.words[i] for i in call.key_indexes]
     args = [w for i, w in enumerate(call.words) if i and i not in call.key_indexes]
+    if command.upper() in _ZONED:
+        args = [
+            zones.encoded(_text(word)) if i and _text(args[i - 1]).upper() == "TZ" else word
+            for i, word in enumerate(args)
+        ]
     return replace(call, words=("EVALSHA", sha, str(len(keys)), *keys, *args), key_indexes=())
 
 

@@ -7,7 +7,10 @@ A result that holds a time is checked by a predicate instead of a value.
 
 from __future__ import annotations
 
+import math
 import time
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
@@ -58,6 +61,27 @@ def expires_in(seconds: int) -> Callable[[int], bool]:
     def check(expires_at_ms: int) -> bool:
         expected = int(time.time() * 1000) + seconds * 1000
         return expected - 5000 <= expires_at_ms <= expected + 1000
+
+    return check
+
+
+def until_midnight(zone: str) -> int:
+    """Whole seconds, rounded up, from now to the zone's next midnight
+    (zoneinfo's answer)."""
+    now = datetime.now(ZoneInfo(zone))
+    midnight = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), ZoneInfo(zone))
+    return math.ceil((midnight - now).total_seconds())
+
+
+def throttled(limited: bool, limit: int, remaining: int, reset_after: Callable[[], int]) -> Callable[[Any], bool]:
+    """A quota's reply whose window ends ``reset_after()`` seconds from the
+    check (give or take one); ``retry_after`` is that when limited."""
+
+    def check(result: Any) -> bool:
+        close = lambda seconds: abs(seconds - reset_after()) <= 1
+        retry = close(result.retry_after) if limited else result.retry_after == -1
+        return (isinstance(result, Throttle) and result[:3] == (limited, limit, remaining) and retry
+                and close(result.reset_after))
 
     return check
 
@@ -119,6 +143,15 @@ CASES: List[Case] = [
     Case("throttle_all", ([("K", 0, 1, 60)],), {"quantity": 2},
          ("CL.THROTTLEALL", "1", "K", "0", "1", "60", "QUANTITY", "2"),
          ThrottleAll(True, -1, [Throttle(True, 1, 1, -1, 0)])),
+    # A quota of 5 a minute: 1 used, 4 left, the window ends in 60 s.
+    Case("quota", ("K", 5, 60), {}, ("CL.QUOTA", "K", "5", "60"), Throttle(False, 5, 4, -1, 60)),
+    # 4 used: 2 more do not fit; nothing taken, retry when the window ends.
+    Case("quota", ("K", 5, 60, 2), {}, ("CL.QUOTA", "K", "5", "60", "2"), throttled(True, 5, 1, lambda: 60),
+         setup=[("SET", "K", "4", "EX", "60")]),
+    Case("quota", ("K", 5, "day", 2), {"tz": "Asia/Seoul"}, ("CL.QUOTA", "K", "5", "day", "2", "TZ", "Asia/Seoul"),
+         throttled(False, 5, 3, lambda: until_midnight("Asia/Seoul"))),
+    Case("incrcheck", ("K", 1, "day", 1), {"tz": "America/New_York"},
+         ("MON.INCRCHECK", "K", "1", "day", "1", "TZ", "America/New_York"), Check(1, 1)),
     Case("create", ("K", 10), {}, ("COUPON.CREATE", "K", "10"), True),
     Case("create", ("K", 5), {"peruser": 2, "hold": 30}, CREATE, True),
     Case("reserve", ("K", "u1"), {}, ("COUPON.RESERVE", "K", "u1"), reservation(1, 30), setup=[CREATE]),
@@ -213,6 +246,10 @@ ERRORS: List[Tuple[str, Tuple[Any, ...], Dict[str, Any], Words]] = [
     ("throttle", ("K", -1, 1, 1), {}, ("CL.THROTTLE", "K", "-1", "1", "1")),
     ("throttle_all", ([("K", 1, 1, 1), ("K", 1, 1, 1)],), {},
      ("CL.THROTTLEALL", "2", "K", "1", "1", "1", "K", "1", "1", "1")),
+    ("quota", ("K", 0, 60), {}, ("CL.QUOTA", "K", "0", "60")),
+    ("quota", ("K", 5, "day"), {"tz": "Mars/Olympus"}, ("CL.QUOTA", "K", "5", "day", "TZ", "Mars/Olympus")),
+    ("quota", ("K", 5, 60), {"tz": "UTC"}, ("CL.QUOTA", "K", "5", "60", "TZ", "UTC")),
+    ("incrcheck", ("K", 1, "days", 3), {}, ("MON.INCRCHECK", "K", "1", "days", "3")),
     ("create", ("K", 0), {}, ("COUPON.CREATE", "K", "0")),
     ("reserve", ("K", "u1"), {}, ("COUPON.RESERVE", "K", "u1")),
     ("confirm", ("K", 1), {}, ("COUPON.CONFIRM", "K", "1")),
