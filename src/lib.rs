@@ -30,7 +30,7 @@ use redis::Command;
 pub use redis::{ModuleValue, Reader, Writer};
 
 /// Every command the module registers.
-const COMMANDS: [&Command; 19] = [
+const COMMANDS: [&Command; 20] = [
     &mon::incrcheck::COMMAND,
     &mon::decrclamp::COMMAND,
     &coupon::issue::COMMAND,
@@ -47,6 +47,7 @@ const COMMANDS: [&Command; 19] = [
     &coupon::campaign::apply::COMMAND,
     &throttle::cl_throttle::COMMAND,
     &throttle::cl_throttleall::COMMAND,
+    &throttle::cl_refund::COMMAND,
     &mon::slidecheck::COMMAND,
     &mon::window::apply::COMMAND,
     &mon::distinct::COMMAND,

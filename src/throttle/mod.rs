@@ -1,8 +1,10 @@
 //! CL.THROTTLE: the GCRA rate limiter with redis-cell's arguments, reply
 //! and stored layout, kept as a plain string key; CL.THROTTLEALL: several
-//! such limiters, all or nothing (`all_or_nothing.rs`, over the same GCRA).
+//! such limiters, all or nothing (`all_or_nothing.rs`, over the same GCRA);
+//! CL.REFUND: quantity given back to a cell of either.
 
 pub mod all_or_nothing;
+pub mod cl_refund;
 pub mod cl_throttle;
 pub mod cl_throttleall;
 pub mod gcra;
@@ -10,7 +12,8 @@ pub mod gcra;
 use crate::redis::{CommandKey, EventClass, OpenKey, PlainWrite};
 use crate::reply::ErrorReply;
 
-/// What an allowed request writes to its cell: the TAT, its absolute
+/// What an allowed request (a blocked cell, a refund) writes to its cell:
+/// the TAT, its absolute
 /// expiry, the events, `SET key tat PXAT ms` to replicas and the AOF, the
 /// WATCH signal.
 fn store(
