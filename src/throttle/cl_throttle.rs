@@ -24,7 +24,7 @@ pub const COMMAND: Command = Command {
         ArgDoc::integer(c"count"),
         ArgDoc::integer(c"period"),
         ArgDoc::integer(c"quantity").optional(),
-        ArgDoc::integer(c"seconds").option(c"BLOCK"),
+        ArgDoc::integer(c"block").option(c"BLOCK"),
     ],
     callback: callback::<ClThrottle>,
 };

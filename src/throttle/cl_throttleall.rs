@@ -46,7 +46,7 @@ pub const COMMAND: Command = Command {
         )
         .multiple(),
         ArgDoc::integer(c"quantity").option(c"QUANTITY"),
-        ArgDoc::integer(c"seconds").option(c"BLOCK"),
+        ArgDoc::integer(c"block").option(c"BLOCK"),
     ],
     callback: callback_finding_keys::<ClThrottleAll>,
 };
