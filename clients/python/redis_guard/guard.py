@@ -65,6 +65,8 @@ class _Commands:
     revoke = _Method(commands.revoke)
     throttle = _Method(commands.throttle)
     throttle_all = _Method(commands.throttle_all)
+    refund = _Method(commands.refund)
+    reset = _Method(commands.reset)
     create = _Method(commands.create)
     reserve = _Method(commands.reserve)
     confirm = _Method(commands.confirm)
