@@ -986,6 +986,7 @@ function routedCalls(tag) {
       revoke: (t, i) => t.revoke(k("s"), `u${i}`),
       throttle: (t) => t.throttle(k("t"), 100, 100, 60),
       throttleAll: (t) => t.throttleAll([[k("t"), 100, 100, 60], [k("t2"), 100, 100, 60]]),
+      refund: (t) => t.refund(k("t"), 100, 100, 60, 1),
       create: (t, i) => t.create(k(`c${i}`), 5),
       reserve: (t, i) => t.reserve(camp, `u${i}`),
       confirm: (t) => t.confirm(camp, 999999),
