@@ -191,8 +191,8 @@ export declare const commands: {
     throttleAll(limits: readonly Limit[], opts?: ThrottleOptions): Spec<ThrottleAll>;
     /** CL.REFUND: gives `quantity` back to a limiter (never above its burst); its state after. */
     refund(key: Bytes, maxBurst: Int, count: Int, period: Int, quantity: Int): Spec<Throttle>;
-    /** Deletes a limiter's key (`DEL`, on either backend): full again. `true` when there was one. */
-    reset(key: Bytes): Spec<boolean>;
+    /** Deletes a limiter's key (`DEL`, on either backend): full again. 1 when there was one, else 0, as DEL answers. */
+    reset(key: Bytes): Spec<number>;
     /**
      * COUPON.CREATE: a campaign (with `ledger`, one that appends every change
      * of a claim to it); resolves `true`, or `false` with `existOk` when the

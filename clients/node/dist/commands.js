@@ -251,9 +251,9 @@ exports.commands = {
     refund(key, maxBurst, count, period, quantity) {
         return spec(["CL.REFUND", key, int(maxBurst), int(count), int(period), int(quantity)], parseThrottle);
     },
-    /** Deletes a limiter's key (`DEL`, on either backend): full again. `true` when there was one. */
+    /** Deletes a limiter's key (`DEL`, on either backend): full again. 1 when there was one, else 0, as DEL answers. */
     reset(key) {
-        return { args: ["DEL", key], key, keyIndexes: [1], readonly: false, parse: (reply) => num(reply) === 1, raw: true };
+        return { args: ["DEL", key], key, keyIndexes: [1], readonly: false, parse: parseInteger, raw: true };
     },
     /**
      * COUPON.CREATE: a campaign (with `ledger`, one that appends every change

@@ -425,9 +425,9 @@ export const commands = {
   refund(key: Bytes, maxBurst: Int, count: Int, period: Int, quantity: Int): Spec<Throttle> {
     return spec(["CL.REFUND", key, int(maxBurst), int(count), int(period), int(quantity)], parseThrottle);
   },
-  /** Deletes a limiter's key (`DEL`, on either backend): full again. `true` when there was one. */
-  reset(key: Bytes): Spec<boolean> {
-    return { args: ["DEL", key], key, keyIndexes: [1], readonly: false, parse: (reply) => num(reply) === 1, raw: true };
+  /** Deletes a limiter's key (`DEL`, on either backend): full again. 1 when there was one, else 0, as DEL answers. */
+  reset(key: Bytes): Spec<number> {
+    return { args: ["DEL", key], key, keyIndexes: [1], readonly: false, parse: parseInteger, raw: true };
   },
   /**
    * COUPON.CREATE: a campaign (with `ledger`, one that appends every change

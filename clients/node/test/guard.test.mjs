@@ -695,8 +695,8 @@ describe(`${library} ${version} standalone`, () => {
           const key = `{${tag}}:reset`;
           await g.throttle(key, 0, 1, 60, { block: 60 });
           assert.equal((await g.throttle(key, 0, 1, 60, { block: 60 })).retryAfter, 60);
-          assert.equal(await g.reset(key), true);
-          assert.equal(await g.reset(key), false);
+          assert.equal(await g.reset(key), 1);
+          assert.equal(await g.reset(key), 0);
           assert.equal((await g.throttle(key, 0, 1, 60)).limited, false);
         });
         it("pipelines parse in order", () => pipelinesParseInOrder(side, `${tag}:p`, false));

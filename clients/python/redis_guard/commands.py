@@ -211,14 +211,10 @@ def refund(key: EncodableT, max_burst: int, count: int, period: Seconds, quantit
     return _call(results.throttle, key, "CL.REFUND", _Key(key), max_burst, count, period, quantity)
 
 
-def reset(key: EncodableT) -> Call[bool]:
+def reset(key: EncodableT) -> Call[int]:
     """Deletes a limiter's key (``DEL``, on either backend): the limiter is
-    full again. True when there was one."""
-    return Call(("DEL", _word(key)), key, _deleted, (1,), raw=True)
-
-
-def _deleted(reply: Any) -> bool:
-    return results.integer(reply) == 1
+    full again. 1 when there was one, else 0, as DEL answers."""
+    return Call(("DEL", _word(key)), key, results.integer, (1,), raw=True)
 
 
 def create(

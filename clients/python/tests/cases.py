@@ -130,7 +130,7 @@ CASES: List[Case] = [
     # 5 of 5 reserved (30 s), 2 given back: 2 free, full again in 18 s.
     Case("refund", ("K", 4, 10, 60, 2), {}, ("CL.REFUND", "K", "4", "10", "60", "2"),
          Throttle(False, 5, 2, -1, 18), setup=[("CL.THROTTLE", "K", "4", "10", "60", "5")]),
-    Case("reset", ("K",), {}, ("DEL", "K"), True, setup=[("SET", "K", "5")]),
+    Case("reset", ("K",), {}, ("DEL", "K"), 1, setup=[("SET", "K", "5")]),
     Case("create", ("K", 10), {}, ("COUPON.CREATE", "K", "10"), True),
     Case("create", ("K", 5), {"peruser": 2, "hold": 30}, CREATE, True),
     Case("reserve", ("K", "u1"), {}, ("COUPON.RESERVE", "K", "u1"), reservation(1, 30), setup=[CREATE]),
