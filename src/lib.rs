@@ -31,7 +31,7 @@ use redis::Command;
 pub use redis::{ModuleValue, Reader, Writer};
 
 /// Every command the module registers.
-const COMMANDS: [&Command; 20] = [
+const COMMANDS: [&Command; 21] = [
     &mon::incrcheck::COMMAND,
     &mon::decrclamp::COMMAND,
     &coupon::issue::COMMAND,
@@ -49,6 +49,7 @@ const COMMANDS: [&Command; 20] = [
     &throttle::cl_throttle::COMMAND,
     &throttle::cl_throttleall::COMMAND,
     &throttle::cl_quota::COMMAND,
+    &throttle::cl_refund::COMMAND,
     &mon::slidecheck::COMMAND,
     &mon::window::apply::COMMAND,
     &mon::distinct::COMMAND,

@@ -79,6 +79,11 @@ pub static THROTTLE_CALLS: Counter = Counter::new();
 /// CL.THROTTLE replies with limited = 0 (peeks included).
 pub static THROTTLE_ALLOWED: Counter = Counter::new();
 pub static THROTTLE_LIMITED: Counter = Counter::new();
+/// Refused CL.THROTTLE and CL.THROTTLEALL calls whose `BLOCK` set (or
+/// found) their refusing cells blocked: one per call.
+pub static THROTTLE_BLOCKED: Counter = Counter::new();
+/// CL.REFUND calls that gave something back (a cell moved or deleted).
+pub static THROTTLE_REFUNDS: Counter = Counter::new();
 /// CL.THROTTLEALL calls, and how each ended (by its `limited`).
 pub static THROTTLE_ALL_CALLS: Counter = Counter::new();
 pub static THROTTLE_ALL_ALLOWED: Counter = Counter::new();
@@ -95,7 +100,7 @@ pub static DEFRAG_MOVES: Counter = Counter::new();
 pub static INTERNAL_ERRORS: Counter = Counter::new();
 
 /// Every counter with its INFO field name, in the order INFO prints them.
-pub const FIELDS: [(&str, &Counter); 36] = [
+pub const FIELDS: [(&str, &Counter); 38] = [
     ("mon_incrcheck_calls", &MON_INCRCHECK_CALLS),
     ("mon_crossings", &MON_CROSSINGS),
     ("mon_decrclamp_calls", &MON_DECRCLAMP_CALLS),
@@ -124,6 +129,8 @@ pub const FIELDS: [(&str, &Counter); 36] = [
     ("throttle_calls", &THROTTLE_CALLS),
     ("throttle_allowed", &THROTTLE_ALLOWED),
     ("throttle_limited", &THROTTLE_LIMITED),
+    ("throttle_blocked", &THROTTLE_BLOCKED),
+    ("throttle_refunds", &THROTTLE_REFUNDS),
     ("throttle_all_calls", &THROTTLE_ALL_CALLS),
     ("throttle_all_allowed", &THROTTLE_ALL_ALLOWED),
     ("throttle_all_limited", &THROTTLE_ALL_LIMITED),

@@ -447,6 +447,11 @@ fn shaped_call(rng: &mut Rng) -> Vec<Vec<u8>> {
             if rng.chance(2) {
                 call.push(integer(rng));
             }
+            options(rng, &mut call, &["BLOCK"], |rng, _| integer(rng));
+        }
+        "CL.REFUND" => {
+            limiter(rng, &mut call);
+            call.push(integer(rng));
         }
         "CL.QUOTA" => {
             call.push(integer(rng));
@@ -469,7 +474,9 @@ fn shaped_call(rng: &mut Rng) -> Vec<Vec<u8>> {
                 call.push(rng.pick(&KEYS).as_bytes().to_vec());
                 limiter(rng, &mut call);
             }
-            options(rng, &mut call, &["QUANTITY"], |rng, _| integer(rng));
+            options(rng, &mut call, &["QUANTITY", "BLOCK"], |rng, _| {
+                integer(rng)
+            });
         }
         "COUPON.ISSUE" => {
             call.push(user(rng));
@@ -678,8 +685,13 @@ fn check_reply(con: &mut Connection, call: &[Vec<u8>], reply: &Value) -> Result<
         (b"CL.THROTTLE", Value::Array(values)) => {
             let max_burst = integer_of(&call[2]).ok_or("a success with a bad max_burst")?;
             let limited = check_cell(values, max_burst)?;
-            // An allowed call that took something left a TAT in ns.
-            let taken = call.get(5).map_or(Some(1), |q| integer_of(q)) != Some(0);
+            // An allowed call that took something left a TAT in ns (the
+            // quantity is 1 when BLOCK or nothing stands in its place).
+            let quantity = match call.get(5) {
+                Some(q) if !q.eq_ignore_ascii_case(b"BLOCK") => integer_of(q),
+                _ => Some(1),
+            };
+            let taken = quantity != Some(0);
             if !limited && taken && stored(con).is_none_or(|tat| tat <= 0) {
                 return Err(format!("reply {values:?} but GET {:?}", stored(con)));
             }
@@ -708,6 +720,16 @@ fn check_reply(con: &mut Connection, call: &[Vec<u8>], reply: &Value) -> Result<
                 if used >= 0 && remaining != limit - used {
                     return Err(format!("reply {values:?} but GET {used}"));
                 }
+            }
+        }
+        (b"CL.REFUND", Value::Array(values)) => {
+            let max_burst = integer_of(&call[2]).ok_or("a success with a bad max_burst")?;
+            // A refund answers as a peek does: limited only while the cell
+            // stays ahead of its burst (a block, a stored time far ahead).
+            let limited = check_cell(values, max_burst)?;
+            let ahead_ns = stored(con).map_or(0, |tat| tat.saturating_sub(now_ns()));
+            if limited && ahead_ns <= 0 {
+                return Err(format!("a refund replied limited, GET {:?}: {values:?}", stored(con)));
             }
         }
         (b"CL.THROTTLEALL", Value::Array(values)) => {

@@ -131,6 +131,16 @@ fn under_maxmemory_noeviction_writers_refuse_like_incrby_and_sadd() {
         snapshot(&mut con, "fresh"),
     );
     assert_eq!(before, after);
+    // A refund never needs memory: not refused (SPEC: `write fast`).
+    let refund: Vec<i64> = redis::cmd("CL.REFUND")
+        .arg("counter")
+        .arg(1)
+        .arg(1)
+        .arg(60)
+        .arg(1)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(refund, [0, 2, 2, -1, 0]);
     // Like SREM, a revoke frees memory and stays allowed.
     let _: i64 = redis::cmd("SREM")
         .arg("drop")
@@ -310,6 +320,22 @@ fn queue(
             .arg("day")
             .arg("TZ")
             .arg("Asia/Seoul"),
+        // Three reserved, two given back: the cell stays (never full, so
+        // never deleted), one place a call used.
+        "CL.REFUND" => pipe
+            .cmd("CL.THROTTLE")
+            .arg(format!("r:{}", i % 500))
+            .arg(1_000_000)
+            .arg(1_000)
+            .arg(3_600)
+            .arg(3)
+            .ignore()
+            .cmd(name)
+            .arg(format!("r:{}", i % 500))
+            .arg(1_000_000)
+            .arg(1_000)
+            .arg(3_600)
+            .arg(2),
         // Two cells a call: 250 pairs keep the keyspace under 2048 keys,
         // so no dict resize runs during the measured phases.
         "CL.THROTTLEALL" => pipe

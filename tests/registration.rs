@@ -151,6 +151,10 @@ fn command_docs_describe_every_argument() {
         ("coupon.revoke", &["key", "user", "stream"][..]),
         (
             "cl.throttle",
+            &["key", "max_burst", "count", "period", "quantity", "block"][..],
+        ),
+        (
+            "cl.refund",
             &["key", "max_burst", "count", "period", "quantity"][..],
         ),
         (
@@ -217,6 +221,7 @@ fn command_docs_describe_every_argument() {
                 "count",
                 "period",
                 "quantity",
+                "block",
             ][..],
         ),
     ];
@@ -312,6 +317,8 @@ fn info_guard_lists_every_counter() {
         "throttle_calls",
         "throttle_allowed",
         "throttle_limited",
+        "throttle_blocked",
+        "throttle_refunds",
         "throttle_all_calls",
         "throttle_all_allowed",
         "throttle_all_limited",

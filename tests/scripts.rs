@@ -931,7 +931,34 @@ fn throttle(rng: &mut Rng) -> Call {
     if rng.below(40) == 0 {
         call = call.arg("1");
     }
-    call
+    block(rng, call)
+}
+
+/// `BLOCK seconds` now and then: mostly valid (short, so cells refill
+/// within the run), sometimes anything, repeated, or without its value.
+fn block(rng: &mut Rng, call: Call) -> Call {
+    match rng.below(12) {
+        0..=2 => call
+            .arg(rng.pick(&["BLOCK", "block", "Block"]))
+            .arg(1 + rng.below(3)),
+        3 => call.arg("BLOCK").arg(integer(rng, 3)),
+        4 if rng.chance(4) => call.arg("BLOCK").arg(2).arg("BLOCK").arg(1),
+        5 if rng.chance(4) => call.arg("BLOCK"),
+        6 if rng.chance(4) => call.arg("BLOCK").arg("8000000000"),
+        _ => call,
+    }
+}
+
+fn refund(rng: &mut Rng) -> Call {
+    let call = Call::new("CL.REFUND")
+        .key(rng.pick(&CELLS))
+        .args(limiter_args(rng));
+    match rng.below(15) {
+        0 => call,
+        1 => call.arg(integer(rng, 3)).arg(1),
+        2 => call.arg(rng.pick(&["0", "-1", "x"])),
+        _ => call.arg(1 + rng.below(4)),
+    }
 }
 
 fn throttle_all(rng: &mut Rng) -> Call {
@@ -955,47 +982,66 @@ fn throttle_all(rng: &mut Rng) -> Call {
             .arg(rng.pick(&["QUANTITY", "quantity", "QTY"]))
             .arg(quantity(rng));
     }
-    call
+    block(rng, call)
 }
 
-/// The limiters and quantity of a valid CL.THROTTLE or CL.THROTTLEALL
-/// call, as its words say.
-fn limiters_of(call: &Call) -> (Vec<Limiter>, i64) {
-    let args: Vec<i64> = call
+/// The limiters, quantity and `BLOCK` seconds of a valid CL.THROTTLE,
+/// CL.THROTTLEALL or CL.REFUND call, as its words say.
+fn limiters_of(call: &Call) -> (Vec<Limiter>, i64, Option<i64>) {
+    let words: Vec<String> = call
         .other_args()
         .iter()
-        .filter_map(|a| std::str::from_utf8(a).unwrap().parse().ok())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
-    let (groups, quantity) = if call.command == "CL.THROTTLE" {
-        (&args[..3], args.get(3).copied().unwrap_or(1))
+    let int = |w: &String| w.parse::<i64>().unwrap();
+    let (groups, mut options) = if call.command == "CL.THROTTLEALL" {
+        let n = int(&words[0]) as usize;
+        (&words[1..1 + 3 * n], &words[1 + 3 * n..])
     } else {
-        let n = args[0] as usize;
-        (
-            &args[1..1 + 3 * n],
-            args.get(1 + 3 * n).copied().unwrap_or(1),
-        )
+        (&words[..3], &words[3..])
     };
+    let mut quantity = 1;
+    if let Some(first) = options.first().filter(|w| !w.eq_ignore_ascii_case("BLOCK")) {
+        if call.command != "CL.THROTTLEALL" {
+            quantity = int(first);
+            options = &options[1..];
+        }
+    }
+    let mut block = None;
+    for pair in options.chunks(2) {
+        if pair[0].eq_ignore_ascii_case("BLOCK") {
+            block = Some(int(&pair[1]));
+        } else {
+            quantity = int(&pair[1]);
+        }
+    }
     let limiters = groups
         .chunks(3)
         .map(|g| Limiter {
-            max_burst: g[0],
-            count: g[1],
-            period: g[2],
+            max_burst: int(&g[0]),
+            count: int(&g[1]),
+            period: int(&g[2]),
         })
         .collect();
-    (limiters, quantity)
+    (limiters, quantity, block)
 }
 
 /// Every reply a valid throttle call may get at an instant of `bracket`
 /// from cells holding `tats`, as SPEC says.
 fn throttle_replies(call: &Call, tats: &[Option<i64>], bracket: (i64, i64)) -> Vec<Value> {
-    let (limiters, quantity) = limiters_of(call);
+    let (limiters, quantity, block) = limiters_of(call);
     let ints = |v: &[i64]| Value::Array(v.iter().map(|&n| Value::Int(n)).collect());
-    within(bracket, |now| {
-        if call.command == "CL.THROTTLE" {
-            ints(&gcra::throttle(tats[0], now, &limiters[0], quantity).0)
-        } else {
-            let reply = gcra::throttle_all(tats, now, &limiters, quantity);
+    within(bracket, |now| match (call.command.as_str(), block) {
+        ("CL.REFUND", _) => ints(&gcra::refund(tats[0], now, &limiters[0], quantity).0),
+        ("CL.THROTTLE", None) => ints(&gcra::throttle(tats[0], now, &limiters[0], quantity).0),
+        ("CL.THROTTLE", Some(s)) => {
+            ints(&gcra::throttle_blocking(tats[0], now, &limiters[0], quantity, s).0)
+        }
+        _ => {
+            let reply = match block {
+                None => gcra::throttle_all(tats, now, &limiters, quantity),
+                Some(s) => gcra::throttle_all_blocking(tats, now, &limiters, quantity, s).0,
+            };
             let mut items: Vec<Value> = reply[0].iter().map(|&n| Value::Int(n)).collect();
             items.extend(reply[1..].iter().map(|cell| ints(cell)));
             Value::Array(items)
@@ -1120,12 +1166,13 @@ fn every_script_answers_as_the_module_call_by_call() {
             .query(con)
             .unwrap();
     }
-    let generators: [(&str, Generator); 9] = [
+    let generators: [(&str, Generator); 10] = [
         ("MON.INCRCHECK", incrcheck),
         ("CL.QUOTA", quota),
         ("MON.DECRCLAMP", decrclamp),
         ("CL.THROTTLE", throttle),
         ("CL.THROTTLEALL", throttle_all),
+        ("CL.REFUND", refund),
         ("MON.SLIDECHECK", slidecheck),
         ("MON.DISTINCT", distinct),
         ("COUPON.ISSUE", issue),

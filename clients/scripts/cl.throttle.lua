@@ -1,14 +1,14 @@
--- CL.THROTTLE key max_burst count period [quantity]
+-- CL.THROTTLE key max_burst count period [quantity] [BLOCK seconds]
 local command = 'cl.throttle'
-if #ARGV ~= 3 and #ARGV ~= 4 then return wrong_arity(command) end
+if #ARGV < 3 then return wrong_arity(command) end
 local time = redis.call('TIME')
 -- The common call first, in Lua numbers: arguments of at most 15 digits
 -- (the period of at most 6: at most 10^15 ns), the emission interval,
 -- tolerance and increment below 10^15 ns, and the stored arrival time
 -- less than 10^6 s ahead of now. Times are taken relative to now (ns),
--- which keeps every value below 2^53, exact; anything else (errors
--- included) goes the exact way below.
-local fast = #KEYS == 1 and #ARGV[3] <= 6 and ARGV[2] ~= '0' and ARGV[3] ~= '0'
+-- which keeps every value below 2^53, exact; anything else (errors and
+-- BLOCK included) goes the exact way below.
+local fast = #KEYS == 1 and #ARGV <= 4 and #ARGV[3] <= 6 and ARGV[2] ~= '0' and ARGV[3] ~= '0'
 if fast then
   for i = 1, #ARGV do
     local a = ARGV[i]
@@ -73,13 +73,22 @@ end
 local now = time[1] .. string.format('%06d', tonumber(time[2])) .. '000'
 local limit, e = limit_args(ARGV[1], ARGV[2], ARGV[3])
 if e then return e end
-local quantity = '1'
-if ARGV[4] then
+-- The positional quantity, unless the options start at once.
+local quantity, from = '1', 4
+if ARGV[4] and string.upper(ARGV[4]) ~= 'BLOCK' then
   quantity, e = non_negative_arg(ARGV[4], 'quantity')
   if e then return e end
+  from = 5
 end
 local rate
 rate, e = gcra_rate(limit, quantity)
+if e then return e end
+local block
+e = walk_options(from, {'BLOCK'}, {}, 2, function(_, value)
+  local b, bad = block_arg(value, now)
+  if bad then return bad end
+  block = b
+end)
 if e then return e end
 local tat_text
 tat_text, e = read_integer(KEYS[1])
@@ -87,5 +96,9 @@ if e then return e end
 local d
 d, e = gcra_decide(tat_text, now, rate)
 if e then return e end
+if block and gcra_blockable(d) then
+  d, e = gcra_blocked(tat_text, now, rate, block)
+  if e then return e end
+end
 if d.tat then redis.call('SET', KEYS[1], d.tat, 'PXAT', d.expires_at_ms) end
 return gcra_reply(d)

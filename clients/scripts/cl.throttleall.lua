@@ -1,4 +1,4 @@
--- CL.THROTTLEALL numkeys key max_burst count period [key max_burst count period ...] [QUANTITY n]
+-- CL.THROTTLEALL numkeys key max_burst count period [key max_burst count period ...] [QUANTITY n] [BLOCK seconds]
 -- ARGV: numkeys, then each limiter's max_burst count period, then options.
 local command = 'cl.throttleall'
 if 1 + #KEYS + #ARGV < 6 then return wrong_arity(command) end
@@ -20,10 +20,21 @@ for i = 1, n do
   _, e = gcra_rate(limits[i], '0')
   if e then return e end
 end
-local quantity = '1'
-e = walk_options(2 + 3 * n, {'QUANTITY'}, {}, n + 1, function(_, value)
+local quantity, block = '1', nil
+e = walk_options(2 + 3 * n, {'QUANTITY', 'BLOCK'}, {}, n + 1, function(name, value)
+  if name == 'BLOCK' then
+    local b, bad = block_arg(value, now)
+    if bad then return bad end
+    block = b
+    return nil
+  end
   local q, bad = non_negative_arg(value, 'quantity')
   if bad then return bad end
+  -- Its overflows where it stands, before a later BLOCK's.
+  for i = 1, n do
+    _, bad = gcra_rate(limits[i], q)
+    if bad then return bad end
+  end
   quantity = q
 end)
 if e then return e end
@@ -46,23 +57,27 @@ local retry = '-1'
 if limited then
   local never = false
   for i = 1, n do
-    if cells[i].limited then
-      if cells[i].retry == '-1' then never = true
-      elseif retry == '-1' or int_cmp(cells[i].retry, retry) > 0 then retry = cells[i].retry end
-    end
+    if cells[i].limited and not gcra_blockable(cells[i]) then never = true end
   end
-  if never then retry = '-1' end
   for i = 1, n do
     if not cells[i].limited then
       local peek = {limit = rates[i].limit, emission = rates[i].emission, tolerance = rates[i].tolerance, increment = '0'}
       cells[i], e = gcra_decide(tats[i], now, peek)
       if e then return e end
+    elseif block and not never then
+      cells[i], e = gcra_blocked(tats[i], now, rates[i], block)
+      if e then return e end
     end
   end
-else
-  for i = 1, n do
-    if cells[i].tat then redis.call('SET', KEYS[i], cells[i].tat, 'PXAT', cells[i].expires_at_ms) end
+  if not never then
+    for i = 1, n do
+      if cells[i].limited and (retry == '-1' or int_cmp(cells[i].retry, retry) > 0) then retry = cells[i].retry end
+    end
   end
+end
+-- What to store: every consumed cell when allowed, the blocked ones when not.
+for i = 1, n do
+  if cells[i].tat then redis.call('SET', KEYS[i], cells[i].tat, 'PXAT', cells[i].expires_at_ms) end
 end
 local reply = {limited and 1 or 0, reply_int(retry)}
 for i = 1, n do reply[#reply + 1] = gcra_reply(cells[i]) end

@@ -670,6 +670,55 @@ local function gcra_decide(tat, now, rate)
   return d
 end
 
+-- `BLOCK seconds` at `now` (ns): the penalty in ns, or an error naming
+-- `block` (now + it must fit 64 bits).
+local function block_arg(text, now)
+  local s, e = positive_arg(text, 'block')
+  if e then return nil, e end
+  local ns = int_mul(s, '1000000000')
+  if not int_fits(ns) or not int_fits(int_add(now, ns)) then
+    return nil, redis.error_reply('ERR block is too large: now + block overflows in nanoseconds')
+  end
+  return ns
+end
+
+-- Does BLOCK act on a decision: refused, and not for good?
+local function gcra_blockable(d)
+  return d.limited and d.retry ~= '-1'
+end
+
+-- A refused cell blocked for `block` ns: its arrival time becomes
+-- max(stored, now + block + tolerance - emission), the reply the
+-- request's against it (d.tat set when there is something to store).
+local function gcra_blocked(tat, now, rate, block)
+  local target = int_add(int_add(now, block), int_sub(rate.tolerance, rate.emission))
+  if tat ~= nil and int_cmp(tat, target) >= 0 then return gcra_decide(tat, now, rate) end
+  if not int_fits(target) then return nil, redis.error_reply('ERR block is too large: the arrival time would overflow') end
+  local d, e = gcra_decide(target, now, rate)
+  if e then return nil, e end
+  d.tat = target
+  d.expires_at_ms = ceil_div(target, '1000000')
+  return d
+end
+
+-- CL.REFUND: the increment given back at `now`, never before now. Returns
+-- the state after it as a peek gives it, and the write: nil (nothing),
+-- 'del', or {tat, expires_at_ms}.
+local function gcra_refund(tat, now, rate)
+  local write, after = nil, tat
+  if tat ~= nil and int_cmp(tat, now) > 0 then
+    local back = int_sub(tat, rate.increment)
+    if int_cmp(back, now) <= 0 then
+      write, after = 'del', nil
+    else
+      write, after = {tat = back, expires_at_ms = ceil_div(back, '1000000')}, back
+    end
+  end
+  local peek = {limit = rate.limit, emission = rate.emission, tolerance = rate.tolerance, increment = '0'}
+  local d = gcra_decide(after, now, peek)
+  return d, write
+end
+
 local function gcra_reply(d)
   return {d.limited and 1 or 0, reply_int(d.limit), reply_int(d.remaining), reply_int(d.retry), reply_int(d.reset)}
 end

@@ -51,7 +51,7 @@ fuzz_target!(|data: &[u8]| {
     if let Err(error) = Revoke::parse(&parts) {
         assert_standard(&error);
     }
-    match Throttle::parse(&parts) {
+    match Throttle::parse(&parts, NOW_MS * 1_000_000) {
         Ok(request) => {
             let rate = request.rate;
             assert!(rate.limit >= 1 && rate.emission_ns >= 1 && rate.increment_ns >= 0);

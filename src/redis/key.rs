@@ -81,6 +81,15 @@ impl OpenKey<'_> {
         (at != raw::REDISMODULE_NO_EXPIRE as i64).then_some(at)
     }
 
+    /// Deletes the key (open for writing), as DEL does; the caller owes
+    /// the `del` event, the propagation and the WATCH signal.
+    #[inline]
+    pub fn delete(&mut self) {
+        // SAFETY: a key open for writing; on an empty one the API does
+        // nothing.
+        unsafe { raw::RedisModule_DeleteKey.unwrap()(self.handle.as_ptr()) };
+    }
+
     /// Sets the absolute expiry of a key that exists (just written).
     #[inline]
     pub fn set_expires_at_ms(&mut self, at_ms: i64) {

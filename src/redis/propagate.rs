@@ -19,8 +19,8 @@ const INLINE: usize = 16;
 /// `replicate($ctx, $command, format, $key, strings...)` for the slice
 /// `$strings`: one match arm per count up to one per `$name` given, each
 /// with the fixed format "s" (the key) then one "s" per string, since "sv"
-/// costs Redis a reallocation of its argument vector; no strings, no call;
-/// longer slices go as "sv", the array and its length. The arms are the
+/// costs Redis a reallocation of its argument vector; no strings, the key
+/// alone (`DEL key`); longer slices go as "sv", the array and its length. The arms are the
 /// names' prefixes, gathered one name at a time.
 macro_rules! replicate_by_count {
     ($replicate:ident($ctx:ident, $command:ident, $key:ident), $strings:expr; $($name:ident)*) => {
@@ -34,7 +34,9 @@ macro_rules! replicate_by_count {
         [$([$($string:ident)*])*] [$($_all:ident)*];
     ) => {
         match $strings {
-            [] => {}
+            [] => {
+                $replicate($ctx, $command, c"s".as_ptr(), $key);
+            }
             $(
                 [$($string),*] => {
                     let format = concat!("s", $(one_s!($string),)* "\0");
@@ -73,6 +75,8 @@ pub enum PlainWrite<'call> {
     ZsetAdd { score: i64, member: Arg<'call> },
     /// `PEXPIREAT key at_ms`
     ExpireAt(i64),
+    /// `DEL key`
+    Delete,
 }
 
 impl CommandKey<'_> {
@@ -148,6 +152,7 @@ impl CommandKey<'_> {
                 [Some(Word::Number(score)), Some(Word::Arg(member)), None],
             ),
             PlainWrite::ExpireAt(at_ms) => (c"PEXPIREAT", [Some(Word::Number(at_ms)), None, None]),
+            PlainWrite::Delete => (c"DEL", [None, None, None]),
         };
         let len = words.iter().flatten().count();
         let words = words.map(|word| word.unwrap_or(Word::Number(0)));

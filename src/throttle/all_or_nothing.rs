@@ -21,9 +21,16 @@ pub struct Verdict {
 }
 
 /// `inputs[i]` is limiter `i`'s stored TAT (`None`: no key) and its
-/// arguments with the call's quantity. The only error is a TAT that would
+/// arguments with the call's quantity; `block_ns` is `BLOCK`'s penalty:
+/// a refused call that every refusing limiter could one day allow blocks
+/// each of them ([`gcra::blocked`]), and `retry_after` is then the
+/// longest of their blocked waits. The only error is a TAT that would
 /// pass i64::MAX, as for CL.THROTTLE; nothing is stored then.
-pub fn decide(inputs: &[(Option<i64>, Rate)], now_ns: i64) -> Result<Verdict, ErrorReply> {
+pub fn decide(
+    inputs: &[(Option<i64>, Rate)],
+    now_ns: i64,
+    block_ns: Option<i64>,
+) -> Result<Verdict, ErrorReply> {
     let mut cells = inputs
         .iter()
         .map(|(tat, rate)| gcra::decide(*tat, now_ns, rate))
@@ -35,17 +42,20 @@ pub fn decide(inputs: &[(Option<i64>, Rate)], now_ns: i64) -> Result<Verdict, Er
             cells,
         });
     }
-    let refusing = || cells.iter().filter(|d| d.limited);
-    let retry_after_s = if refusing().any(|d| d.retry_after_s == -1) {
-        -1
-    } else {
-        refusing().map(|d| d.retry_after_s).max().unwrap_or(-1)
-    };
+    let never = cells.iter().any(|d| d.limited && !gcra::blockable(d));
     for (cell, (tat, rate)) in cells.iter_mut().zip(inputs) {
         if !cell.limited {
             *cell = gcra::decide(*tat, now_ns, &rate.peek())?;
+        } else if let (Some(block_ns), false) = (block_ns, never) {
+            *cell = gcra::blocked(*tat, now_ns, rate, block_ns)?;
         }
     }
+    let retry_after_s = if never {
+        -1
+    } else {
+        let refusing = cells.iter().filter(|d| d.limited);
+        refusing.map(|d| d.retry_after_s).max().unwrap_or(-1)
+    };
     Ok(Verdict {
         limited: true,
         retry_after_s,
@@ -77,7 +87,7 @@ mod tests {
     }
 
     fn judge(tats: &[Option<i64>], rates: &[Rate]) -> Verdict {
-        decide(&inputs(tats, rates), NOW).unwrap()
+        decide(&inputs(tats, rates), NOW, None).unwrap()
     }
 
     fn stores(v: &Verdict) -> Vec<Option<gcra::Stored>> {
@@ -150,8 +160,41 @@ mod tests {
         let huge = Rate::new(i64::MAX / S - 1, 1, 1, 1).unwrap();
         assert!(decide(
             &inputs(&[None, Some(i64::MAX - 1)], &[rate(2, 1, 1), huge]),
-            NOW
+            NOW,
+            None
         )
         .is_err());
+    }
+
+    #[test]
+    fn block_blocks_each_refusing_limiter_and_only_those() {
+        // The second and third limiters are full; the first has room.
+        let tats = [None, Some(NOW + 3 * S), Some(NOW + 30 * S)];
+        let rates = [rate(2, 1, 1), rate(2, 1, 1), rate(2, 10, 1)];
+        let verdict = decide(&inputs(&tats, &rates), NOW, Some(60 * S)).unwrap();
+        assert!(verdict.limited);
+        let blocked = |i: usize| gcra::blocked(tats[i], NOW, &rates[i], 60 * S).unwrap();
+        assert_eq!(verdict.cells[1], blocked(1));
+        assert_eq!(verdict.cells[2], blocked(2));
+        assert_eq!(
+            verdict.cells[0],
+            gcra::decide(None, NOW, &rates[0].peek()).unwrap()
+        );
+        // Each refusing limiter blocked for 60 s.
+        assert_eq!(verdict.replies()[1][3], 60);
+        assert_eq!(verdict.retry_after_s, 60);
+        assert_eq!(stores(&verdict)[0], None);
+        assert!(stores(&verdict)[1].is_some() && stores(&verdict)[2].is_some());
+        // Allowed: nothing blocked, the same verdict as without BLOCK.
+        let free = inputs(&[None, None], &[rate(2, 1, 1), rate(2, 1, 1)]);
+        assert_eq!(
+            decide(&free, NOW, Some(60 * S)).unwrap(),
+            decide(&free, NOW, None).unwrap()
+        );
+        // One refusing limiter can never allow this quantity: nothing blocked.
+        let hopeless = inputs(&[Some(NOW + 3 * S), None], &[rate(2, 1, 3), rate(1, 1, 3)]);
+        let verdict = decide(&hopeless, NOW, Some(60 * S)).unwrap();
+        assert_eq!(verdict, decide(&hopeless, NOW, None).unwrap());
+        assert_eq!(stores(&verdict), [None, None]);
     }
 }

@@ -21,7 +21,7 @@ pub const COMMAND: Command = Command {
     keys: Keys::One(KeyAccess::UPDATE),
     summary: c"Fixed-window quota: at most limit units per window or calendar period; refuses what does not fit.",
     complexity: c"O(1)",
-    since: c"0.5.0",
+    since: c"0.4.0",
     args: &[
         ArgDoc::KEY,
         ArgDoc::integer(c"limit"),

@@ -1,5 +1,6 @@
-//! `CL.THROTTLE key max_burst count period [quantity]`: redis-cell's rate
-//! limiter, argument for argument, with effects replicated.
+//! `CL.THROTTLE key max_burst count period [quantity] [BLOCK seconds]`:
+//! redis-cell's rate limiter, argument for argument, with effects
+//! replicated, and a penalty box for refused callers.
 
 use super::gcra::{self, Rate};
 use super::store;
@@ -23,6 +24,7 @@ pub const COMMAND: Command = Command {
         ArgDoc::integer(c"count"),
         ArgDoc::integer(c"period"),
         ArgDoc::integer(c"quantity").optional(),
+        ArgDoc::integer(c"block").option(c"BLOCK"),
     ],
     callback: callback::<ClThrottle>,
 };
@@ -51,28 +53,48 @@ impl Limit {
     }
 }
 
+/// The option CL.THROTTLE and CL.THROTTLEALL share.
+pub const BLOCK: &str = "BLOCK";
+
+/// `BLOCK seconds` at `now_ns`: the penalty in ns; `seconds` >= 1 and
+/// `now + seconds` in ns must fit i64, else an error naming `block`.
+pub fn parse_block(value: &[u8], now_ns: i64) -> Result<i64, ErrorReply> {
+    let seconds = args::positive(value, "block")?;
+    gcra::block_ns(seconds, now_ns).ok_or_else(|| {
+        ErrorReply::new("ERR block is too large: now + block overflows in nanoseconds")
+    })
+}
+
 /// A parsed call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Throttle {
     pub rate: Rate,
+    /// `BLOCK`'s penalty in ns, if given.
+    pub block_ns: Option<i64>,
 }
 
 impl Throttle {
-    /// `args` are the arguments after the key.
-    pub fn parse<A: AsRef<[u8]>>(args: &[A]) -> Result<Self, ErrorReply> {
-        let (max_burst, count, period, quantity) = match args {
-            [max_burst, count, period] => (max_burst, count, period, None),
-            [max_burst, count, period, quantity] => (max_burst, count, period, Some(quantity)),
-            _ => return Err(args::wrong_arity("cl.throttle")),
+    /// `args` are the arguments after the key; `now_ns` the call's
+    /// instant (`BLOCK` must fit after it).
+    pub fn parse<A: AsRef<[u8]>>(args: &[A], now_ns: i64) -> Result<Self, ErrorReply> {
+        let [max_burst, count, period, rest @ ..] = args else {
+            return Err(args::wrong_arity("cl.throttle"));
         };
         let limit = Limit::parse(max_burst, count, period)?;
-        let quantity = match quantity {
-            Some(quantity) => args::non_negative(quantity.as_ref(), "quantity")?,
-            None => 1,
+        // The positional quantity, unless the options start at once.
+        let (quantity, options) = match rest {
+            [first, options @ ..] if !first.as_ref().eq_ignore_ascii_case(BLOCK.as_bytes()) => {
+                (args::non_negative(first.as_ref(), "quantity")?, options)
+            }
+            options => (1, options),
         };
-        Ok(Throttle {
-            rate: limit.rate(quantity)?,
-        })
+        let rate = limit.rate(quantity)?;
+        let mut block_ns = None;
+        args::options(options, &[BLOCK], |_, value| {
+            block_ns = Some(parse_block(value.as_ref(), now_ns)?);
+            Ok(())
+        })?;
+        Ok(Throttle { rate, block_ns })
     }
 }
 
@@ -82,18 +104,22 @@ pub struct ClThrottle;
 impl Handler for ClThrottle {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::THROTTLE_CALLS.bump();
-        let request = Throttle::parse(&args[2..])?;
-        // The call's instant, before a lookup that may take time (a big
-        // expired key deleted on the way).
+        // The call's instant, for BLOCK's check and before a lookup that
+        // may take time (a big expired key deleted on the way).
         let now = ctx.now_ns();
+        let request = Throttle::parse(&args[2..], now)?;
         let target = CommandKey::new(ctx, args[1]);
         let mut key = target.open();
-        let decision = gcra::decide(key.read_integer()?, now, &request.rate)?;
+        let decision =
+            gcra::decide_blocking(key.read_integer()?, now, &request.rate, request.block_ns)?;
 
         if let Some(stored) = decision.store {
             store(target, &mut key, stored)?;
         }
         if decision.limited {
+            if request.block_ns.is_some() && gcra::blockable(&decision) {
+                stats::THROTTLE_BLOCKED.bump();
+            }
             stats::THROTTLE_LIMITED.bump();
         } else {
             stats::THROTTLE_ALLOWED.bump();
@@ -106,18 +132,20 @@ impl Handler for ClThrottle {
 mod tests {
     use super::*;
 
+    const NOW: i64 = 1_700_000_000_000_000_000;
+
     fn error(args: &[&str]) -> String {
-        Throttle::parse(args).unwrap_err().to_string()
+        Throttle::parse(args, NOW).unwrap_err().to_string()
     }
 
     #[test]
     fn quantity_defaults_to_one() {
-        let rate = Throttle::parse(&["15", "30", "60"]).unwrap().rate;
+        let rate = Throttle::parse(&["15", "30", "60"], NOW).unwrap().rate;
         assert_eq!(rate, Rate::new(15, 30, 60, 1).unwrap());
         assert_eq!(rate.limit, 16);
         assert_eq!(rate.emission_ns, 2_000_000_000);
         assert_eq!(
-            Throttle::parse(&["0", "1", "1", "0"])
+            Throttle::parse(&["0", "1", "1", "0"], NOW)
                 .unwrap()
                 .rate
                 .increment_ns,
@@ -157,6 +185,62 @@ mod tests {
     #[test]
     fn checks_the_argument_count() {
         assert!(error(&["1", "1"]).contains("wrong number"));
-        assert!(error(&["1", "1", "1", "1", "1"]).contains("wrong number"));
+    }
+
+    #[test]
+    fn block_follows_the_quantity_or_stands_alone() {
+        let parse = |args: &[&str]| Throttle::parse(args, NOW).unwrap();
+        let with = parse(&["0", "1", "1", "2", "BLOCK", "30"]);
+        assert_eq!(
+            (with.rate.increment_ns, with.block_ns),
+            (2_000_000_000, Some(30_000_000_000))
+        );
+        let alone = parse(&["0", "1", "1", "block", "1"]);
+        assert_eq!(
+            (alone.rate.increment_ns, alone.block_ns),
+            (1_000_000_000, Some(1_000_000_000))
+        );
+        assert_eq!(parse(&["0", "1", "1"]).block_ns, None);
+        for (args, expected) in [
+            (
+                &["0", "1", "1", "1", "BLOCK", "0"][..],
+                "ERR block must be a positive integer",
+            ),
+            (
+                &["0", "1", "1", "BLOCK", "-1"],
+                "ERR block must be a positive integer",
+            ),
+            (
+                &["0", "1", "1", "1", "BLOCK", "x"],
+                "ERR block is not an integer",
+            ),
+            (
+                &["0", "1", "1", "1", "BLOCK", "8000000000"],
+                "ERR block is too large",
+            ),
+            (
+                &["0", "1", "1", "1", "BLOCK"],
+                "ERR option BLOCK needs a value",
+            ),
+            (
+                &["0", "1", "1", "1", "BLOCK", "1", "block", "2"],
+                "ERR option BLOCK is given more than once",
+            ),
+            (&["0", "1", "1", "1", "1"], "ERR unknown option '1'"),
+            (
+                &["0", "1", "1", "1", "HOLD", "1"],
+                "ERR unknown option 'HOLD'",
+            ),
+            (&["0", "1", "1", "HOLD", "1"], "ERR quantity "),
+            // Arguments in order: quantity (and the products) before BLOCK.
+            (&["0", "1", "1", "-1", "BLOCK", "0"], "ERR quantity "),
+            (
+                &["0", "1", "9223372036854775807", "1", "BLOCK", "0"],
+                "ERR period ",
+            ),
+        ] {
+            let error = error(args);
+            assert!(error.starts_with(expected), "{args:?}: {error}");
+        }
     }
 }

@@ -1,9 +1,10 @@
 //! `CL.THROTTLEALL numkeys key max_burst count period [key max_burst count
-//! period ...] [QUANTITY n]`: several CL.THROTTLE limiters, all or nothing.
+//! period ...] [QUANTITY n] [BLOCK seconds]`: several CL.THROTTLE limiters,
+//! all or nothing.
 //! Keys, values and expiry are CL.THROTTLE's, so a key works with both.
 
 use super::all_or_nothing;
-use super::cl_throttle::Limit;
+use super::cl_throttle::{parse_block, Limit, BLOCK};
 use super::gcra::Rate;
 use super::store;
 use crate::args;
@@ -45,6 +46,7 @@ pub const COMMAND: Command = Command {
         )
         .multiple(),
         ArgDoc::integer(c"quantity").option(c"QUANTITY"),
+        ArgDoc::integer(c"block").option(c"BLOCK"),
     ],
     callback: callback_finding_keys::<ClThrottleAll>,
 };
@@ -54,6 +56,8 @@ pub const COMMAND: Command = Command {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThrottleAll {
     pub limiters: Vec<(usize, Rate)>,
+    /// `BLOCK`'s penalty in ns, if given.
+    pub block_ns: Option<i64>,
 }
 
 /// The count at argv[1], as the key positions read it too.
@@ -69,8 +73,9 @@ fn numkeys(bytes: &[u8]) -> Result<usize, ErrorReply> {
 
 impl ThrottleAll {
     /// `args` are the call's arguments after the name: numkeys, the
-    /// groups, the options. Errors name the first bad argument in order.
-    pub fn parse<A: AsRef<[u8]>>(args: &[A]) -> Result<Self, ErrorReply> {
+    /// groups, the options; `now_ns` the call's instant (`BLOCK` must fit
+    /// after it). Errors name the first bad argument in order.
+    pub fn parse<A: AsRef<[u8]>>(args: &[A], now_ns: i64) -> Result<Self, ErrorReply> {
         let [count, rest @ ..] = args else {
             return Err(args::wrong_arity("cl.throttleall"));
         };
@@ -99,17 +104,27 @@ impl ThrottleAll {
             limit.rate(0)?;
             limits[i] = (2 + i * GROUP, limit);
         }
+        let limits = &limits[..n];
         let mut quantity = 1;
-        args::options(options, &["QUANTITY"], |_, value| {
+        let mut block_ns = None;
+        args::options(options, &["QUANTITY", BLOCK], |option, value| {
             let value = value.as_ref();
-            quantity = args::non_negative(value, "quantity")?;
+            if option == 0 {
+                quantity = args::non_negative(value, "quantity")?;
+                // Its overflows where it stands, before a later BLOCK's.
+                for (_, limit) in limits {
+                    limit.rate(quantity)?;
+                }
+            } else {
+                block_ns = Some(parse_block(value, now_ns)?);
+            }
             Ok(())
         })?;
-        let limiters = limits[..n]
+        let limiters = limits
             .iter()
             .map(|&(at, limit)| Ok((at, limit.rate(quantity)?)))
             .collect::<Result<_, ErrorReply>>()?;
-        Ok(ThrottleAll { limiters })
+        Ok(ThrottleAll { limiters, block_ns })
     }
 }
 
@@ -119,9 +134,10 @@ pub struct ClThrottleAll;
 impl Handler for ClThrottleAll {
     fn run(ctx: Ctx<'_>, args: &[Arg<'_>]) -> CommandResult {
         stats::THROTTLE_ALL_CALLS.bump();
-        let request = ThrottleAll::parse(&args[1..])?;
-        // One clock reading for every limiter, before the lookups.
+        // One clock reading for every limiter (and BLOCK's check), before
+        // the lookups.
         let now = ctx.now_ns();
+        let request = ThrottleAll::parse(&args[1..], now)?;
         let mut keys: Vec<(CommandKey, _)> = request
             .limiters
             .iter()
@@ -135,13 +151,16 @@ impl Handler for ClThrottleAll {
             .zip(&request.limiters)
             .map(|((_, key), &(_, rate))| Ok((key.read_integer()?, rate)))
             .collect::<Result<Vec<_>, ErrorReply>>()?;
-        let verdict = all_or_nothing::decide(&inputs, now)?;
+        let verdict = all_or_nothing::decide(&inputs, now, request.block_ns)?;
         for ((target, key), cell) in keys.iter_mut().zip(&verdict.cells) {
             if let Some(stored) = cell.store {
                 store(*target, key, stored)?;
             }
         }
         if verdict.limited {
+            if request.block_ns.is_some() && verdict.retry_after_s != -1 {
+                stats::THROTTLE_BLOCKED.bump();
+            }
             stats::THROTTLE_ALL_LIMITED.bump();
         } else {
             stats::THROTTLE_ALL_ALLOWED.bump();
@@ -182,20 +201,30 @@ impl FindsKeys for ClThrottleAll {
 mod tests {
     use super::*;
 
+    const NOW: i64 = 1_700_000_000_000_000_000;
+
     fn error(args: &[&str]) -> String {
-        ThrottleAll::parse(args).unwrap_err().to_string()
+        ThrottleAll::parse(args, NOW).unwrap_err().to_string()
     }
 
     #[test]
     fn groups_then_options() {
-        let call =
-            ThrottleAll::parse(&["2", "a", "9", "10", "1", "b", "99", "1000", "86400"]).unwrap();
+        let call = ThrottleAll::parse(&["2", "a", "9", "10", "1", "b", "99", "1000", "86400"], NOW)
+            .unwrap();
         let positions: Vec<usize> = call.limiters.iter().map(|(at, _)| *at).collect();
         assert_eq!(positions, [2, 6]);
         assert_eq!(call.limiters[0].1, Rate::new(9, 10, 1, 1).unwrap());
         assert_eq!(call.limiters[1].1, Rate::new(99, 1000, 86400, 1).unwrap());
-        let peek = ThrottleAll::parse(&["1", "a", "0", "1", "1", "quantity", "0"]).unwrap();
+        assert_eq!(call.block_ns, None);
+        let peek = ThrottleAll::parse(&["1", "a", "0", "1", "1", "quantity", "0"], NOW).unwrap();
         assert_eq!(peek.limiters[0].1.increment_ns, 0);
+        let blocking = ThrottleAll::parse(
+            &["1", "a", "0", "1", "1", "block", "5", "QUANTITY", "2"],
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(blocking.block_ns, Some(5_000_000_000));
+        assert_eq!(blocking.limiters[0].1.increment_ns, 2_000_000_000);
     }
 
     #[test]
@@ -252,6 +281,38 @@ mod tests {
             (
                 &["1", "a", "1", "1", "1", "QUANTITY", "9223372036854775807"],
                 "ERR quantity is too large",
+            ),
+            (
+                &["1", "a", "1", "1", "1", "BLOCK", "0"],
+                "ERR block must be a positive integer",
+            ),
+            (
+                &["1", "a", "1", "1", "1", "BLOCK", "8000000000"],
+                "ERR block is too large",
+            ),
+            (
+                &["1", "a", "1", "1", "1", "BLOCK", "1", "Block", "1"],
+                "ERR option BLOCK is given more than once",
+            ),
+            // In argument order: QUANTITY's overflow before a bad BLOCK,
+            // a bad BLOCK before a bad QUANTITY after it.
+            (
+                &[
+                    "1",
+                    "a",
+                    "1",
+                    "1",
+                    "1",
+                    "QUANTITY",
+                    "9223372036854775807",
+                    "BLOCK",
+                    "0",
+                ],
+                "ERR quantity is too large",
+            ),
+            (
+                &["1", "a", "1", "1", "1", "BLOCK", "0", "QUANTITY", "-1"],
+                "ERR block ",
             ),
         ] {
             let error = error(args);

@@ -173,6 +173,107 @@ pub fn decide(stored_tat: Option<i64>, now_ns: i64, rate: &Rate) -> Result<Decis
     })
 }
 
+/// `BLOCK seconds` as nanoseconds, when `now_ns + seconds` in ns fits
+/// i64 (`None` otherwise: an error naming `block`).
+pub fn block_ns(seconds: i64, now_ns: i64) -> Option<i64> {
+    let ns = seconds.checked_mul(NS_PER_S)?;
+    now_ns.checked_add(ns).map(|_| ns)
+}
+
+/// CL.THROTTLE's rule with `BLOCK` (`block_ns`: the penalty, `None`
+/// without the option). A refused request that could ever be allowed
+/// sets its cell so that its next request of one is allowed `block_ns`
+/// from now and not before; an allowed one, or one whose quantity never
+/// fits (`retry_after` -1), is [`decide`]'s alone.
+pub fn decide_blocking(
+    stored_tat: Option<i64>,
+    now_ns: i64,
+    rate: &Rate,
+    block_ns: Option<i64>,
+) -> Result<Decision, ErrorReply> {
+    let decision = decide(stored_tat, now_ns, rate)?;
+    match block_ns {
+        Some(block_ns) if blockable(&decision) => blocked(stored_tat, now_ns, rate, block_ns),
+        _ => Ok(decision),
+    }
+}
+
+/// Does `BLOCK` act on this decision: refused, and not for good?
+pub fn blockable(decision: &Decision) -> bool {
+    decision.limited && decision.retry_after_s != -1
+}
+
+/// A refused cell blocked for `block_ns`: its arrival time becomes
+/// `max(stored, now + block + max_burst × interval)` (the burst refills
+/// from there), and the reply is the request's against that cell. A
+/// stored time already that late is kept: nothing to store. The only
+/// error is an arrival time past i64::MAX (nothing stored then).
+pub fn blocked(
+    stored_tat: Option<i64>,
+    now_ns: i64,
+    rate: &Rate,
+    block_ns: i64,
+) -> Result<Decision, ErrorReply> {
+    let target = i128::from(now_ns) + i128::from(block_ns) + i128::from(rate.tolerance_ns)
+        - i128::from(rate.emission_ns);
+    if stored_tat.is_some_and(|tat| i128::from(tat) >= target) {
+        return decide(stored_tat, now_ns, rate);
+    }
+    let tat_ns = i64::try_from(target)
+        .map_err(|_| ErrorReply::new("ERR block is too large: the arrival time would overflow"))?;
+    let mut decision = decide(Some(tat_ns), now_ns, rate)?;
+    debug_assert!(decision.limited);
+    decision.store = Some(Stored {
+        tat_ns,
+        expires_at_ms: ceil_div(target, NS_PER_MS),
+    });
+    Ok(decision)
+}
+
+/// What CL.REFUND does to a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settle {
+    /// A missing key or a full limiter: nothing to give back, nothing
+    /// written.
+    Nothing,
+    /// The earlier arrival time to store.
+    Store(Stored),
+    /// The refund made the limiter full: the key goes.
+    Delete,
+}
+
+/// CL.REFUND: `rate.increment_ns` (quantity × interval) given back to the
+/// cell at `now_ns`. The arrival time moves back by that much, never
+/// before now (a limiter never holds more than `max_burst + 1`). Returns
+/// the state after the refund, as CL.THROTTLE reports it with quantity 0,
+/// and what to write.
+pub fn refund(stored_tat: Option<i64>, now_ns: i64, rate: &Rate) -> (Decision, Settle) {
+    let peek = rate.peek();
+    let settle = match stored_tat {
+        Some(tat) if tat > now_ns => {
+            let back = i128::from(tat) - i128::from(rate.increment_ns);
+            if back <= i128::from(now_ns) {
+                Settle::Delete
+            } else {
+                // now < back < tat: an i64.
+                Settle::Store(Stored {
+                    tat_ns: back as i64,
+                    expires_at_ms: ceil_div(back, NS_PER_MS),
+                })
+            }
+        }
+        _ => Settle::Nothing,
+    };
+    let after = match settle {
+        Settle::Nothing => stored_tat,
+        Settle::Store(stored) => Some(stored.tat_ns),
+        Settle::Delete => None,
+    };
+    // A peek stores nothing and cannot fail.
+    let decision = decide(after, now_ns, &peek).expect("a peek never overflows");
+    (decision, settle)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,5 +421,94 @@ mod tests {
             at_max.store.unwrap().expires_at_ms,
             i64::MAX / NS_PER_MS + 1
         );
+    }
+
+    #[test]
+    fn block_sets_the_next_request_s_seconds_from_now_and_the_burst_refills_from_there() {
+        // Limit 3, 1 per second, all 3 used at NOW: refused for 1 s.
+        let full = Some(NOW + 3 * S);
+        let decision = decide_blocking(full, NOW, &rate(1), Some(10 * S)).unwrap();
+        // now + 10 s + max_burst (2) × 1 s.
+        let stored = decision.store.expect("a blocked cell is written");
+        assert_eq!(stored.tat_ns, NOW + 12 * S);
+        assert_eq!(stored.expires_at_ms, (NOW + 12 * S) / NS_PER_MS);
+        assert_eq!(decision.reply(), [1, 3, 0, 10, 12]);
+        // 1 ns before the 10 s: refused; at 10 s: allowed, then the burst
+        // refills at one a second.
+        let tat = Some(stored.tat_ns);
+        assert!(decide(tat, NOW + 10 * S - 1, &rate(1)).unwrap().limited);
+        assert!(!decide(tat, NOW + 10 * S, &rate(1)).unwrap().limited);
+        assert_eq!(decide(tat, NOW + 12 * S, &rate(0)).unwrap().remaining, 3);
+        // Quantity 2 waits its second place too.
+        let two = decide_blocking(full, NOW, &rate(2), Some(10 * S)).unwrap();
+        assert_eq!(two.reply(), [1, 3, 0, 11, 12]);
+    }
+
+    #[test]
+    fn block_keeps_a_later_arrival_time_and_ignores_allowed_and_hopeless_calls() {
+        let later = Some(NOW + 100 * S);
+        let kept = decide_blocking(later, NOW, &rate(1), Some(10 * S)).unwrap();
+        assert_eq!(kept, decide(later, NOW, &rate(1)).unwrap());
+        assert_eq!(kept.store, None);
+        // Exactly as late: nothing to write either.
+        let same = Some(NOW + 12 * S);
+        assert_eq!(
+            decide_blocking(same, NOW, &rate(1), Some(10 * S))
+                .unwrap()
+                .store,
+            None
+        );
+        // Allowed: BLOCK changes nothing.
+        assert_eq!(
+            decide_blocking(None, NOW, &rate(1), Some(10 * S)).unwrap(),
+            decide(None, NOW, &rate(1)).unwrap()
+        );
+        // A quantity that never fits blocks nothing.
+        let never = decide_blocking(None, NOW, &rate(4), Some(10 * S)).unwrap();
+        assert_eq!(never, decide(None, NOW, &rate(4)).unwrap());
+        assert!(!blockable(&never));
+        // A block past i64 is an error, never a wrap.
+        assert_eq!(block_ns(1, i64::MAX - S), Some(S));
+        assert_eq!(block_ns(1, i64::MAX - S + 1), None);
+        assert_eq!(block_ns(i64::MAX / NS_PER_S + 1, 0), None);
+        let error = blocked(None, i64::MAX - S, &rate(1), S).unwrap_err();
+        assert!(error.message().starts_with("ERR block "), "{error}");
+    }
+
+    #[test]
+    fn refund_moves_the_arrival_time_back_never_before_now() {
+        // 3 in flight of 3; give 2 back: one in flight.
+        let (after, settle) = refund(Some(NOW + 3 * S), NOW, &rate(2));
+        assert_eq!(
+            settle,
+            Settle::Store(Stored {
+                tat_ns: NOW + S,
+                expires_at_ms: (NOW + S) / NS_PER_MS
+            })
+        );
+        assert_eq!(after.reply(), [0, 3, 2, -1, 1]);
+        // Giving back more than is in flight makes it full: the key goes.
+        let (full, settle) = refund(Some(NOW + 2 * S), NOW, &rate(3));
+        assert_eq!(settle, Settle::Delete);
+        assert_eq!(full, decide(None, NOW, &rate(0)).unwrap());
+        assert_eq!(full.reply(), [0, 3, 3, -1, 0]);
+        // Exactly what is in flight: full too.
+        assert_eq!(refund(Some(NOW + 2 * S), NOW, &rate(2)).1, Settle::Delete);
+        // Nothing in flight: nothing written.
+        for stale in [None, Some(NOW), Some(NOW - 1), Some(i64::MIN)] {
+            let (after, settle) = refund(stale, NOW, &rate(1));
+            assert_eq!(settle, Settle::Nothing, "{stale:?}");
+            assert_eq!(after.reply(), [0, 3, 3, -1, 0]);
+        }
+        // The largest times stay exact.
+        let (after, settle) = refund(Some(i64::MAX), 0, &rate(1));
+        assert_eq!(
+            settle,
+            Settle::Store(Stored {
+                tat_ns: i64::MAX - S,
+                expires_at_ms: (i64::MAX - S) / NS_PER_MS + 1
+            })
+        );
+        assert_eq!(after.remaining, 0);
     }
 }

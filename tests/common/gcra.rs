@@ -1,4 +1,5 @@
-//! CL.THROTTLE and CL.THROTTLEALL as SPEC states them, written out here
+//! CL.THROTTLE, CL.THROTTLEALL (with `BLOCK`) and CL.REFUND as SPEC
+//! states them, written out here
 //! (in i128, so no edge overflows), for tests whose calls land at an
 //! instant they can only bracket: every reply the command may give at an
 //! instant between two readings of the test's clock (the servers run on
@@ -94,6 +95,109 @@ pub fn throttle_all(
         });
     }
     reply
+}
+
+/// What a call writes to a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Write {
+    Nothing,
+    /// `SET key tat PXAT ceil(tat / 1 ms)`
+    Set(i64),
+    Del,
+}
+
+fn interval(l: &Limiter) -> i128 {
+    i128::from(l.period) * S / i128::from(l.count)
+}
+
+/// SPEC's `BLOCK s`: a limited call whose quantity could ever be allowed
+/// (`retry_after` not -1) sets the arrival time to `max(stored, now + s +
+/// max_burst × interval)` and replies with the blocked cell; a stored
+/// time that late is kept, nothing written. Otherwise CL.THROTTLE's.
+pub fn throttle_blocking(
+    tat: Option<i64>,
+    now: i64,
+    l: &Limiter,
+    quantity: i64,
+    block_s: i64,
+) -> ([i64; 5], Option<i64>) {
+    let (reply, stored) = throttle(tat, now, l, quantity);
+    if reply[0] == 0 || reply[3] == -1 {
+        return (reply, stored);
+    }
+    let blocked = i128::from(now) + i128::from(block_s) * S + i128::from(l.max_burst) * interval(l);
+    match tat {
+        Some(t) if i128::from(t) >= blocked => (reply, None),
+        _ => {
+            let blocked = blocked as i64;
+            (throttle(Some(blocked), now, l, quantity).0, Some(blocked))
+        }
+    }
+}
+
+/// SPEC's CL.REFUND: the arrival time moves back `quantity × interval`,
+/// never before now; a missing or past time writes nothing, one that the
+/// refund brings to now (a full limiter) is deleted. The reply is
+/// CL.THROTTLE's with quantity 0 after the refund.
+pub fn refund(tat: Option<i64>, now: i64, l: &Limiter, quantity: i64) -> ([i64; 5], Write) {
+    let write = match tat {
+        Some(t) if t > now => {
+            let back = i128::from(t) - interval(l) * i128::from(quantity);
+            if back <= i128::from(now) {
+                Write::Del
+            } else {
+                Write::Set(back as i64)
+            }
+        }
+        _ => Write::Nothing,
+    };
+    let after = match write {
+        Write::Nothing => tat,
+        Write::Set(t) => Some(t),
+        Write::Del => None,
+    };
+    (throttle(after, now, l, 0).0, write)
+}
+
+/// CL.THROTTLEALL with `BLOCK s`: as [`throttle_all`], and when refused by
+/// limiters that could each allow this quantity one day, each refusing
+/// one is blocked ([`throttle_blocking`]) and `retry_after` is the longest
+/// of their blocked waits. Also the arrival times written, per limiter.
+pub fn throttle_all_blocking(
+    tats: &[Option<i64>],
+    now: i64,
+    limiters: &[Limiter],
+    quantity: i64,
+    block_s: i64,
+) -> (Vec<Vec<i64>>, Vec<Option<i64>>) {
+    let mut reply = throttle_all(tats, now, limiters, quantity);
+    let nothing = vec![None; tats.len()];
+    if reply[0][0] == 0 {
+        let written = tats
+            .iter()
+            .zip(limiters)
+            .map(|(tat, l)| throttle(*tat, now, l, quantity).1)
+            .collect();
+        return (reply, written);
+    }
+    if reply[0][1] == -1 {
+        return (reply, nothing);
+    }
+    let mut written = nothing;
+    for (i, (tat, l)) in tats.iter().zip(limiters).enumerate() {
+        if throttle(*tat, now, l, quantity).0[0] == 1 {
+            let (cell, stored) = throttle_blocking(*tat, now, l, quantity, block_s);
+            reply[1 + i] = cell.to_vec();
+            written[i] = stored;
+        }
+    }
+    reply[0][1] = reply[1..]
+        .iter()
+        .filter(|cell| cell[0] == 1)
+        .map(|cell| cell[3])
+        .max()
+        .unwrap();
+    (reply, written)
 }
 
 /// Every value `at` gives at an instant of `bracket` (ns): its steps are

@@ -39,7 +39,7 @@ const WRITE_ALERTING: &[&str] = &["write", "denyoom", "fast", "movablekeys"];
 /// The same, for a writer that frees places (no `denyoom`).
 const FREEING_MOVABLE: &[&str] = &["write", "fast", "movablekeys"];
 
-pub const COMMANDS: [Spec; 20] = [
+pub const COMMANDS: [Spec; 21] = [
     Spec {
         name: "MON.INCRCHECK",
         access: Access::Writer,
@@ -262,6 +262,16 @@ pub const COMMANDS: [Spec; 20] = [
             "{cust:42}:alerts",
         ],
         keys_at: &[0, 5],
+        range: FIRST_KEY,
+    },
+    Spec {
+        name: "CL.REFUND",
+        access: Access::Writer,
+        arity: 6,
+        // A refund never needs memory: no `denyoom`.
+        flags: &["write", "fast"],
+        example: &["{user:7}:api", "15", "30", "60", "2"],
+        keys_at: ONE,
         range: FIRST_KEY,
     },
 ];

@@ -46,6 +46,13 @@ export interface Throttle {
     resetAfter: number;
 }
 /** CL.THROTTLEALL. */
+/** `throttle` and `throttleAll` options. */
+export interface ThrottleOptions {
+    /** How many places the request takes (default 1; 0 peeks). */
+    quantity?: Int;
+    /** Seconds a refused request blocks each refusing limiter (a penalty box). */
+    block?: Int;
+}
 export interface ThrottleAll {
     limited: boolean;
     retryAfter: number;
@@ -188,12 +195,18 @@ export declare const commands: {
     issue(key: Bytes, user: Bytes, limit: Int, opts?: LedgerOptions): Spec<number>;
     /** COUPON.REVOKE: places taken back. */
     revoke(key: Bytes, user: Bytes, opts?: LedgerOptions): Spec<number>;
-    /** CL.THROTTLE: a GCRA rate limit. */
-    throttle(key: Bytes, maxBurst: Int, count: Int, period: Int, quantity?: Int): Spec<Throttle>;
+    /**
+     * CL.THROTTLE: a GCRA rate limit. The fifth argument is the options
+     * (`quantity`, and `block`: seconds a refused request blocks the
+     * limiter), or the quantity alone as before.
+     */
+    throttle(key: Bytes, maxBurst: Int, count: Int, period: Int, opts?: Int | ThrottleOptions): Spec<Throttle>;
     /** CL.THROTTLEALL: several limits, all or nothing; routed by the first limiter's key. */
-    throttleAll(limits: readonly Limit[], opts?: {
-        quantity?: Int;
-    }): Spec<ThrottleAll>;
+    throttleAll(limits: readonly Limit[], opts?: ThrottleOptions): Spec<ThrottleAll>;
+    /** CL.REFUND: gives `quantity` back to a limiter (never above its burst); its state after. */
+    refund(key: Bytes, maxBurst: Int, count: Int, period: Int, quantity: Int): Spec<Throttle>;
+    /** Deletes a limiter's key (`DEL`, on either backend): full again. 1 when there was one, else 0, as DEL answers. */
+    reset(key: Bytes): Spec<number>;
     /**
      * CL.QUOTA: at most `limit` units per window (seconds, or a calendar
      * period of the zone `tz`); what does not fit is refused and takes nothing.

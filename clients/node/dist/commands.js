@@ -232,11 +232,17 @@ exports.commands = {
     revoke(key, user, opts = {}) {
         return keyed(["COUPON.REVOKE", key, user], [1], [["LEDGER", opts.ledger]], parseInteger);
     },
-    /** CL.THROTTLE: a GCRA rate limit. */
-    throttle(key, maxBurst, count, period, quantity) {
+    /**
+     * CL.THROTTLE: a GCRA rate limit. The fifth argument is the options
+     * (`quantity`, and `block`: seconds a refused request blocks the
+     * limiter), or the quantity alone as before.
+     */
+    throttle(key, maxBurst, count, period, opts = {}) {
+        const { quantity, block } = typeof opts === "object" ? opts : { quantity: opts, block: undefined };
         const args = ["CL.THROTTLE", key, int(maxBurst), int(count), int(period)];
         if (quantity !== undefined)
             args.push(int(quantity));
+        args.push(...options([["BLOCK", block]]));
         return spec(args, parseThrottle);
     },
     /** CL.THROTTLEALL: several limits, all or nothing; routed by the first limiter's key. */
@@ -244,8 +250,16 @@ exports.commands = {
         const args = ["CL.THROTTLEALL", String(limits.length)];
         for (const [key, maxBurst, count, period] of limits)
             args.push(key, int(maxBurst), int(count), int(period));
-        args.push(...options([["QUANTITY", opts.quantity]]));
+        args.push(...options([["QUANTITY", opts.quantity], ["BLOCK", opts.block]]));
         return { args, key: limits[0]?.[0], keyIndexes: limits.map((_, i) => 2 + 4 * i), readonly: false, parse: parseThrottleAll };
+    },
+    /** CL.REFUND: gives `quantity` back to a limiter (never above its burst); its state after. */
+    refund(key, maxBurst, count, period, quantity) {
+        return spec(["CL.REFUND", key, int(maxBurst), int(count), int(period), int(quantity)], parseThrottle);
+    },
+    /** Deletes a limiter's key (`DEL`, on either backend): full again. 1 when there was one, else 0, as DEL answers. */
+    reset(key) {
+        return { args: ["DEL", key], key, keyIndexes: [1], readonly: false, parse: parseInteger, raw: true };
     },
     /**
      * CL.QUOTA: at most `limit` units per window (seconds, or a calendar

@@ -187,6 +187,9 @@ class Sender {
         __classPrivateFieldSet(this, _Sender_mayswitch, backend === "auto", "f");
     }
     async send(spec) {
+        // A plain command of the server's (reset's DEL): as it is on either backend.
+        if (spec.raw)
+            return __classPrivateFieldGet(this, _Sender_adapter, "f").send(spec);
         if (!__classPrivateFieldGet(this, _Sender_scripts, "f")) {
             try {
                 return await __classPrivateFieldGet(this, _Sender_adapter, "f").send(spec);

@@ -53,6 +53,14 @@ export interface Throttle {
 }
 
 /** CL.THROTTLEALL. */
+/** `throttle` and `throttleAll` options. */
+export interface ThrottleOptions {
+  /** How many places the request takes (default 1; 0 peeks). */
+  quantity?: Int;
+  /** Seconds a refused request blocks each refusing limiter (a penalty box). */
+  block?: Int;
+}
+
 export interface ThrottleAll {
   limited: boolean;
   retryAfter: number;
@@ -419,18 +427,32 @@ export const commands = {
   revoke(key: Bytes, user: Bytes, opts: LedgerOptions = {}): Spec<number> {
     return keyed(["COUPON.REVOKE", key, user], [1], [["LEDGER", opts.ledger]], parseInteger);
   },
-  /** CL.THROTTLE: a GCRA rate limit. */
-  throttle(key: Bytes, maxBurst: Int, count: Int, period: Int, quantity?: Int): Spec<Throttle> {
+  /**
+   * CL.THROTTLE: a GCRA rate limit. The fifth argument is the options
+   * (`quantity`, and `block`: seconds a refused request blocks the
+   * limiter), or the quantity alone as before.
+   */
+  throttle(key: Bytes, maxBurst: Int, count: Int, period: Int, opts: Int | ThrottleOptions = {}): Spec<Throttle> {
+    const { quantity, block } = typeof opts === "object" ? opts : { quantity: opts, block: undefined };
     const args: Bytes[] = ["CL.THROTTLE", key, int(maxBurst), int(count), int(period)];
     if (quantity !== undefined) args.push(int(quantity));
+    args.push(...options([["BLOCK", block]]));
     return spec(args, parseThrottle);
   },
   /** CL.THROTTLEALL: several limits, all or nothing; routed by the first limiter's key. */
-  throttleAll(limits: readonly Limit[], opts: { quantity?: Int } = {}): Spec<ThrottleAll> {
+  throttleAll(limits: readonly Limit[], opts: ThrottleOptions = {}): Spec<ThrottleAll> {
     const args: Bytes[] = ["CL.THROTTLEALL", String(limits.length)];
     for (const [key, maxBurst, count, period] of limits) args.push(key, int(maxBurst), int(count), int(period));
-    args.push(...options([["QUANTITY", opts.quantity]]));
+    args.push(...options([["QUANTITY", opts.quantity], ["BLOCK", opts.block]]));
     return { args, key: limits[0]?.[0], keyIndexes: limits.map((_, i) => 2 + 4 * i), readonly: false, parse: parseThrottleAll };
+  },
+  /** CL.REFUND: gives `quantity` back to a limiter (never above its burst); its state after. */
+  refund(key: Bytes, maxBurst: Int, count: Int, period: Int, quantity: Int): Spec<Throttle> {
+    return spec(["CL.REFUND", key, int(maxBurst), int(count), int(period), int(quantity)], parseThrottle);
+  },
+  /** Deletes a limiter's key (`DEL`, on either backend): full again. 1 when there was one, else 0, as DEL answers. */
+  reset(key: Bytes): Spec<number> {
+    return { args: ["DEL", key], key, keyIndexes: [1], readonly: false, parse: parseInteger, raw: true };
   },
   /**
    * CL.QUOTA: at most `limit` units per window (seconds, or a calendar

@@ -186,6 +186,8 @@ class Sender {
   }
 
   async send(spec: Spec<unknown>): Promise<unknown> {
+    // A plain command of the server's (reset's DEL): as it is on either backend.
+    if (spec.raw) return this.#adapter.send(spec);
     if (!this.#scripts) {
       try {
         return await this.#adapter.send(spec);

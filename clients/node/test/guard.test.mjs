@@ -227,6 +227,33 @@ function cases(tag) {
       })),
     },
     {
+      // The options object; BLOCK: a refusal blocks the limiter 600 s.
+      method: "throttle",
+      steps: [{ block: 600 }, { quantity: 1, block: 600 }, { quantity: 0, block: 600 }].map((opts) => ({
+        guard: (g, key) => g.throttle(key, 0, 1, 60, opts),
+        raw: (key) => ["CL.THROTTLE", key, 0, 1, 60, ...(opts.quantity === undefined ? [] : [opts.quantity]), "BLOCK", 600],
+        parse: expected.throttle,
+      })),
+    },
+    {
+      method: "throttleAll",
+      steps: [1, 1].map((quantity) => ({
+        guard: (g, key) => g.throttleAll([[key, 0, 1, 60]], { quantity, block: 600 }),
+        raw: (key) => ["CL.THROTTLEALL", 1, key, 0, 1, 60, "QUANTITY", quantity, "BLOCK", 600],
+        parse: expected.throttleAll,
+      })),
+    },
+    {
+      // 5 of 5 reserved, then given back: never above the burst.
+      method: "refund",
+      setup: (key) => [["CL.THROTTLE", key, 4, 10, 60, 5]],
+      steps: [2, 1, 9].map((quantity) => ({
+        guard: (g, key) => g.refund(key, 4, 10, 60, quantity),
+        raw: (key) => ["CL.REFUND", key, 4, 10, 60, quantity],
+        parse: expected.throttle,
+      })),
+    },
+    {
       method: "throttleAll",
       steps: [undefined, 1, 0].map((quantity) => ({
         guard: (g, key) => g.throttleAll([[key, 5, 10, 60], [`${key}:b`, 0, 1, 60]], { quantity }),
@@ -357,7 +384,7 @@ const METHODS = [...new Set(cases("x").map((c) => c.method))];
 
 const commandName = {
   incrcheck: "mon.incrcheck", slidecheck: "mon.slidecheck", distinct: "mon.distinct", decrclamp: "mon.decrclamp",
-  issue: "coupon.issue", revoke: "coupon.revoke", throttle: "cl.throttle", throttleAll: "cl.throttleall",
+  issue: "coupon.issue", revoke: "coupon.revoke", throttle: "cl.throttle", throttleAll: "cl.throttleall", refund: "cl.refund",
   create: "coupon.create", reserve: "coupon.reserve", confirm: "coupon.confirm", release: "coupon.release",
   campaignInfo: "coupon.info", claims: "coupon.claims", alter: "coupon.alter", reclaim: "coupon.reclaim",
   reserveAll: "coupon.reserveall",
@@ -395,6 +422,7 @@ const badCalls = (tag) => {
     [(g) => g.revoke(k("a"), ""), ["COUPON.REVOKE", k("a"), ""]],
     [(g) => g.throttle(k("a"), 1, 0, 1), ["CL.THROTTLE", k("a"), 1, 0, 1]],
     [(g) => g.throttleAll([[k("a"), 1, 1, 0]]), ["CL.THROTTLEALL", 1, k("a"), 1, 1, 0]],
+    [(g) => g.refund(k("a"), 1, 1, 1, 0), ["CL.REFUND", k("a"), 1, 1, 1, 0]],
     [(g) => g.create(k("a"), 1, { hold: 0 }), ["COUPON.CREATE", k("a"), 1, "HOLD", 0]],
     [(g) => g.reserve(k("none"), "u"), ["COUPON.RESERVE", k("none"), "u"]],
     [(g) => g.confirm(k("none"), 1), ["COUPON.CONFIRM", k("none"), 1]],
@@ -517,6 +545,10 @@ async function optionsLeftOutAreNotSent(side, tag) {
     [() => g.throttle(k("t"), 1, 2, 3, 0), ["CL.THROTTLE", k("t"), "1", "2", "3", "0"]],
     [() => g.throttleAll([[k("t"), 1, 2, 3]]), ["CL.THROTTLEALL", "1", k("t"), "1", "2", "3"]],
     [() => g.throttleAll([[k("t"), 1, 2, 3]], { quantity: 0 }), ["CL.THROTTLEALL", "1", k("t"), "1", "2", "3", "QUANTITY", "0"]],
+    [() => g.throttle(k("t"), 1, 2, 3, { quantity: 0 }), ["CL.THROTTLE", k("t"), "1", "2", "3", "0"]],
+    [() => g.throttle(k("t"), 1, 2, 3, { block: 5 }), ["CL.THROTTLE", k("t"), "1", "2", "3", "BLOCK", "5"]],
+    [() => g.throttleAll([[k("t"), 1, 2, 3]], { block: 5 }), ["CL.THROTTLEALL", "1", k("t"), "1", "2", "3", "BLOCK", "5"]],
+    [() => g.refund(k("t"), 1, 2, 3, 1), ["CL.REFUND", k("t"), "1", "2", "3", "1"]],
     [() => g.create(k("c1"), 3), ["COUPON.CREATE", k("c1"), "3"]],
     [() => g.create(k("c2"), 3, { hold: 9 }), ["COUPON.CREATE", k("c2"), "3", "HOLD", "9"]],
     [() => g.reserve(k("camp"), "u"), ["COUPON.RESERVE", k("camp"), "u"]],
@@ -658,6 +690,15 @@ describe(`${library} ${version} standalone`, () => {
         it("options left out are not sent", () => optionsLeftOutAreNotSent(side, tag));
         it("the application's own commands share a transaction; CONFIRM answers by name", () => rawCommandsShareTheTransaction(side, `${tag}:raw`));
         it("an application's unknown command keeps an auto guard on the module", () => anApplicationsUnknownCommandKeepsTheModule(side, `${tag}:unknown`));
+        it("reset deletes a limiter's key, on either backend", async () => {
+          const g = side.guard();
+          const key = `{${tag}}:reset`;
+          await g.throttle(key, 0, 1, 60, { block: 60 });
+          assert.equal((await g.throttle(key, 0, 1, 60, { block: 60 })).retryAfter, 60);
+          assert.equal(await g.reset(key), 1);
+          assert.equal(await g.reset(key), 0);
+          assert.equal((await g.throttle(key, 0, 1, 60)).limited, false);
+        });
         it("pipelines parse in order", () => pipelinesParseInOrder(side, `${tag}:p`, false));
         it("transactions parse in order", () => pipelinesParseInOrder(side, `${tag}:t`, true));
         it("constants", () => {
@@ -945,6 +986,7 @@ function routedCalls(tag) {
       revoke: (t, i) => t.revoke(k("s"), `u${i}`),
       throttle: (t) => t.throttle(k("t"), 100, 100, 60),
       throttleAll: (t) => t.throttleAll([[k("t"), 100, 100, 60], [k("t2"), 100, 100, 60]]),
+      refund: (t) => t.refund(k("t"), 100, 100, 60, 1),
       create: (t, i) => t.create(k(`c${i}`), 5),
       reserve: (t, i) => t.reserve(camp, `u${i}`),
       confirm: (t) => t.confirm(camp, 999999),

@@ -182,24 +182,32 @@ def revoke(key: EncodableT, user: EncodableT, *, ledger: Optional[EncodableT] = 
     return _call(results.integer, key, "COUPON.REVOKE", _Key(key), user, *_key_option("LEDGER", ledger))
 
 
-def throttle(key: EncodableT, max_burst: int, count: int, period: Seconds, quantity: int = 1) -> Call[Throttle]:
-    """CL.THROTTLE: one GCRA limiter of ``count`` per ``period`` seconds."""
+def throttle(
+    key: EncodableT, max_burst: int, count: int, period: Seconds, quantity: int = 1,
+    *, block: Optional[Seconds] = None,
+) -> Call[Throttle]:
+    """CL.THROTTLE: one GCRA limiter of ``count`` per ``period`` seconds.
+    ``block``: a refused request blocks the limiter that many seconds
+    (a penalty box)."""
     return _call(
         results.throttle, key, "CL.THROTTLE", _Key(key), max_burst, count, period,
-        *_quantity(None, quantity),
+        *_quantity(None, quantity), *_option("BLOCK", block),
     )
 
 
-def throttle_all(limits: Sequence[Limit], quantity: int = 1) -> Call[ThrottleAll]:
+def throttle_all(
+    limits: Sequence[Limit], quantity: int = 1, *, block: Optional[Seconds] = None,
+) -> Call[ThrottleAll]:
     """CL.THROTTLEALL: several limiters, all or nothing; routed by the
-    first limiter's key."""
+    first limiter's key. ``block``: a refused call blocks each refusing
+    limiter that many seconds."""
     groups: List[Word] = []
     for key, max_burst, count, period in limits:
         groups += [_Key(key), max_burst, count, period]
     first = limits[0][0] if limits else None
     return _call(
         results.throttle_all, first, "CL.THROTTLEALL", len(limits), *groups,
-        *_quantity("QUANTITY", quantity),
+        *_quantity("QUANTITY", quantity), *_option("BLOCK", block),
     )
 
 
@@ -213,6 +221,18 @@ def quota(
         results.throttle, key, "CL.QUOTA", _Key(key), limit, window,
         *_quantity(None, quantity), *_option("TZ", tz),
     )
+
+
+def refund(key: EncodableT, max_burst: int, count: int, period: Seconds, quantity: int) -> Call[Throttle]:
+    """CL.REFUND: gives ``quantity`` back to a limiter (never above its
+    burst); the state after it, as a peek gives it."""
+    return _call(results.throttle, key, "CL.REFUND", _Key(key), max_burst, count, period, quantity)
+
+
+def reset(key: EncodableT) -> Call[int]:
+    """Deletes a limiter's key (``DEL``, on either backend): the limiter is
+    full again. 1 when there was one, else 0, as DEL answers."""
+    return Call(("DEL", _word(key)), key, results.integer, (1,), raw=True)
 
 
 def create(

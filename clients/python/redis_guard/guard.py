@@ -66,6 +66,8 @@ class _Commands:
     throttle = _Method(commands.throttle)
     throttle_all = _Method(commands.throttle_all)
     quota = _Method(commands.quota)
+    refund = _Method(commands.refund)
+    reset = _Method(commands.reset)
     create = _Method(commands.create)
     reserve = _Method(commands.reserve)
     confirm = _Method(commands.confirm)
