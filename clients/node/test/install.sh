@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs one client set for the Node package's tests into the build
 # output (never system-wide), once per version, and prints its folder:
-#   clients/node/test/install.sh ioredis-5.0.0 | ioredis-5.10.1 | ioredis-6.1.0 | redis-4.0.0 | redis-5.12.1 | redis-6.4.0 | tools
+#   clients/node/test/install.sh ioredis-5.0.0 | ioredis-5.10.1 | ioredis-6.1.0 | redis-4.0.0 | redis-5.12.1 | redis-6.4.0 | tools | web
 # Each set holds its client library and redis-guard, installed the way a
 # user installs it: `npm install <checkout>/clients/node`. `tools` holds
 # TypeScript and both newest clients, for the example program and the
-# check that the committed dist/ is the build of src/.
+# check that the committed dist/ is the build of src/. `web` holds the web
+# frameworks and rate limiting libraries the subpath exports plug into.
 set -euo pipefail
 set_name=${1:?usage: install.sh SET}
 package=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -17,6 +18,8 @@ case "$set_name" in
     libraries=("${set_name%-*}@${set_name##*-}") ;;
   tools)
     libraries=(ioredis@6.1.0 redis@6.4.0 typescript@5.6.3 @types/node@20.17.10) ;;
+  web)
+    libraries=(ioredis@6.1.0 express@5.3.0 fastify@5.12.8 express-rate-limit@8.7.4 rate-limiter-flexible@11.4.0 @types/express@5.0.6 @types/node@20.17.10) ;;
   *) echo "unknown set $set_name" >&2; exit 2 ;;
 esac
 mkdir -p "$out"
@@ -32,7 +35,8 @@ installed() {
     const fs = require("fs"), path = require("path");
     for (const lib of libs) {
       const at = lib.lastIndexOf("@"), name = lib.slice(0, at), version = lib.slice(at + 1);
-      const json = require(path.join(name, "package.json"));
+      // Read from disk: some packages (express-rate-limit) export no ./package.json.
+      const json = JSON.parse(fs.readFileSync(path.join("node_modules", name, "package.json"), "utf8"));
       if (json.version !== version) process.exit(1);
     }
     if (fs.realpathSync(path.dirname(require.resolve("redis-guard/package.json"))) !== pkg) process.exit(1);

@@ -1,0 +1,33 @@
+/**
+ * `redis-guard/express`: rate limiting middleware for Express (4 and 5) or
+ * any `(req, res, next)` stack on Node's http server.
+ *
+ * ```ts
+ * app.use(rateLimit({ guard: guard(redis), limits: [{ maxBurst: 9, count: 10, period: 60 }] }));
+ * ```
+ *
+ * Keys, headers and options: see `Limiter` (`redis-guard`'s web.ts). A
+ * refused request is answered 429 here; `onError: "raise"` passes the
+ * error to `next(error)`.
+ */
+import { type RateLimitOptions } from "./web";
+export { TimeoutError, type LimitOptions, type OnError, type RateLimitOptions } from "./web";
+/** The request, as far as the middleware reads it. */
+export interface RequestLike {
+    ip?: string;
+    socket?: {
+        remoteAddress?: string;
+    };
+    headers: Record<string, string | string[] | undefined>;
+}
+/** Node's `ServerResponse`, as far as the middleware writes it. */
+export interface ResponseLike {
+    statusCode: number;
+    setHeader(name: string, value: string): unknown;
+    end(body?: string): unknown;
+}
+export type Middleware<Req> = (req: Req, res: ResponseLike, next: (error?: unknown) => void) => void;
+/** The client's address: Express's `req.ip` (which honours `trust proxy`), else the socket's. */
+export declare const clientAddress: (req: RequestLike) => string;
+export declare function rateLimit<Req extends RequestLike = RequestLike>(options: RateLimitOptions<Req>): Middleware<Req>;
+export default rateLimit;
