@@ -729,7 +729,10 @@ fn check_reply(con: &mut Connection, call: &[Vec<u8>], reply: &Value) -> Result<
             let limited = check_cell(values, max_burst)?;
             let ahead_ns = stored(con).map_or(0, |tat| tat.saturating_sub(now_ns()));
             if limited && ahead_ns <= 0 {
-                return Err(format!("a refund replied limited, GET {:?}: {values:?}", stored(con)));
+                return Err(format!(
+                    "a refund replied limited, GET {:?}: {values:?}",
+                    stored(con)
+                ));
             }
         }
         (b"CL.THROTTLEALL", Value::Array(values)) => {

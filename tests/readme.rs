@@ -236,17 +236,17 @@ fn the_restock_and_cart_snippet_runs() {
     );
 }
 
-/// The TypeScript worker, compiled under `tsc --strict` against the Node
-/// package as a user installs it (clients/node/test/install.sh's `tools`:
-/// ioredis, TypeScript and `npm install ./clients/node`), then run.
-#[test]
-fn the_typescript_ledger_worker_type_checks_and_runs() {
-    assert_shown("ledger_worker.mts");
+/// Compiles the TypeScript snippet `name` under `tsc --strict` against the
+/// Node package as a user installs it (clients/node/test/install.sh's
+/// `tools`: ioredis, TypeScript and `npm install ./clients/node`), then
+/// runs it against `server`; what it printed.
+fn run_typescript(name: &str, server: &Server) -> String {
+    assert_shown(name);
     let tools = installed(&repository("clients/node/test/install.sh"), &["tools"]);
-    let dir = tools.join(format!("run-ledger-worker-{}", std::process::id()));
+    let dir = tools.join(format!("run-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("worker.mts"), snippet("ledger_worker.mts")).unwrap();
+    std::fs::write(dir.join("snippet.mts"), snippet(name)).unwrap();
     run(
         Command::new(tools.join("node_modules/.bin/tsc"))
             .current_dir(&dir)
@@ -256,20 +256,67 @@ fn the_typescript_ledger_worker_type_checks_and_runs() {
                 "nodenext",
                 "--moduleResolution",
                 "nodenext",
-                "worker.mts",
+                "snippet.mts",
             ]),
-        "tsc --strict on ledger_worker.mts",
+        &format!("tsc --strict on {name}"),
     );
-    let server = Server::start();
     let printed = run(
         Command::new("node")
-            .arg(dir.join("worker.mjs"))
+            .arg(dir.join("snippet.mjs"))
             .env("REDIS_URL", server.url()),
-        "ledger_worker.mts",
+        name,
     );
     std::fs::remove_dir_all(&dir).unwrap();
-    assert_eq!(printed, NODE_LEDGER);
+    printed
+}
+
+#[test]
+fn the_typescript_ledger_worker_type_checks_and_runs() {
+    let server = Server::start();
+    assert_eq!(run_typescript("ledger_worker.mts", &server), NODE_LEDGER);
     assert_ledger_done(&server, "{sale:8}:ledger", 4);
+}
+
+/// The daily cap at Seoul's midnight, in Python and TypeScript.
+const DAILY_CAP: &str = "order 1 taken, 4 left today\n\
+                         order 2 taken, 3 left today\n\
+                         order 3 taken, 2 left today\n\
+                         order 4 taken, 1 left today\n\
+                         order 5 taken, 0 left today\n";
+
+#[test]
+fn the_daily_cap_recipes_end_the_day_at_seouls_midnight() {
+    assert_eq!(
+        run_python("daily_cap.py"),
+        format!(
+            "{DAILY_CAP}order 6 refused until midnight in Seoul\n\
+             the day ends at 00:00 in Seoul; 1 left\n"
+        )
+    );
+    let server = Server::start();
+    assert_eq!(
+        run_typescript("daily_cap.mts", &server),
+        format!("{DAILY_CAP}order 6 refused\nthe day ends at 00:00 in Seoul\n")
+    );
+}
+
+#[test]
+fn the_llm_recipe_reserves_the_most_and_refunds_the_rest() {
+    assert_eq!(
+        run_python("llm_tokens.py"),
+        "first used 1250 -> 8750 left\nsecond used 1250 -> 7500 left\nthird used 1250 -> 6250 left\n"
+    );
+}
+
+#[test]
+fn the_login_recipe_locks_the_account_in_a_penalty_box() {
+    let server = Server::start();
+    assert_eq!(
+        run_typescript("login_penalty.mts", &server),
+        "1 wrong password, 4 left\n2 wrong password, 3 left\n3 wrong password, 2 left\n\
+         4 wrong password, 1 left\n5 wrong password, 0 left\n6 locked, retry in 900 s\n\
+         right password: locked\nafter a reset: welcome\n"
+    );
 }
 
 /// A folder inside the Node install, so that `import` finds its packages.
