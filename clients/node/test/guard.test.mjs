@@ -244,6 +244,24 @@ function cases(tag) {
       })),
     },
     {
+      // A quota of 3 a minute: 2, then 2 more do not fit, then a peek.
+      method: "quota",
+      steps: [2, 2, 0, undefined].map((quantity) => ({
+        guard: (g, key) => g.quota(key, 3, 60, { quantity }),
+        raw: (key) => ["CL.QUOTA", key, 3, 60, ...(quantity === undefined ? [] : [quantity])],
+        parse: expected.throttle,
+      })),
+    },
+    {
+      // A calendar window: the counter lives until the zone's midnight.
+      method: "incrcheck",
+      steps: ["Asia/Kolkata", "America/New_York"].map((tz) => ({
+        guard: (g, key) => g.incrcheck(key, 1, "day", [1, 2], { tz }),
+        raw: (key) => ["MON.INCRCHECK", key, 1, "day", 1, 2, "TZ", tz],
+        parse: expected.check,
+      })),
+    },
+    {
       // 5 of 5 reserved, then given back: never above the burst.
       method: "refund",
       setup: (key) => [["CL.THROTTLE", key, 4, 10, 60, 5]],
@@ -385,6 +403,7 @@ const METHODS = [...new Set(cases("x").map((c) => c.method))];
 const commandName = {
   incrcheck: "mon.incrcheck", slidecheck: "mon.slidecheck", distinct: "mon.distinct", decrclamp: "mon.decrclamp",
   issue: "coupon.issue", revoke: "coupon.revoke", throttle: "cl.throttle", throttleAll: "cl.throttleall", refund: "cl.refund",
+  quota: "cl.quota",
   create: "coupon.create", reserve: "coupon.reserve", confirm: "coupon.confirm", release: "coupon.release",
   campaignInfo: "coupon.info", claims: "coupon.claims", alter: "coupon.alter", reclaim: "coupon.reclaim",
   reserveAll: "coupon.reserveall",
@@ -423,6 +442,7 @@ const badCalls = (tag) => {
     [(g) => g.throttle(k("a"), 1, 0, 1), ["CL.THROTTLE", k("a"), 1, 0, 1]],
     [(g) => g.throttleAll([[k("a"), 1, 1, 0]]), ["CL.THROTTLEALL", 1, k("a"), 1, 1, 0]],
     [(g) => g.refund(k("a"), 1, 1, 1, 0), ["CL.REFUND", k("a"), 1, 1, 1, 0]],
+    [(g) => g.quota(k("a"), 5, "day", { tz: "Mars/Olympus" }), ["CL.QUOTA", k("a"), 5, "day", "TZ", "Mars/Olympus"]],
     [(g) => g.create(k("a"), 1, { hold: 0 }), ["COUPON.CREATE", k("a"), 1, "HOLD", 0]],
     [(g) => g.reserve(k("none"), "u"), ["COUPON.RESERVE", k("none"), "u"]],
     [(g) => g.confirm(k("none"), 1), ["COUPON.CONFIRM", k("none"), 1]],
@@ -549,6 +569,9 @@ async function optionsLeftOutAreNotSent(side, tag) {
     [() => g.throttle(k("t"), 1, 2, 3, { block: 5 }), ["CL.THROTTLE", k("t"), "1", "2", "3", "BLOCK", "5"]],
     [() => g.throttleAll([[k("t"), 1, 2, 3]], { block: 5 }), ["CL.THROTTLEALL", "1", k("t"), "1", "2", "3", "BLOCK", "5"]],
     [() => g.refund(k("t"), 1, 2, 3, 1), ["CL.REFUND", k("t"), "1", "2", "3", "1"]],
+    // (A zone goes to a script with its rules: the calls with `tz` are
+    // compared by their replies above.)
+    [() => g.quota(k("q"), 5, "day", { quantity: 2 }), ["CL.QUOTA", k("q"), "5", "day", "2"]],
     [() => g.create(k("c1"), 3), ["COUPON.CREATE", k("c1"), "3"]],
     [() => g.create(k("c2"), 3, { hold: 9 }), ["COUPON.CREATE", k("c2"), "3", "HOLD", "9"]],
     [() => g.reserve(k("camp"), "u"), ["COUPON.RESERVE", k("camp"), "u"]],
@@ -987,6 +1010,7 @@ function routedCalls(tag) {
       throttle: (t) => t.throttle(k("t"), 100, 100, 60),
       throttleAll: (t) => t.throttleAll([[k("t"), 100, 100, 60], [k("t2"), 100, 100, 60]]),
       refund: (t) => t.refund(k("t"), 100, 100, 60, 1),
+      quota: (t) => t.quota(k("q"), 1000, "day", { tz: "Asia/Seoul" }),
       create: (t, i) => t.create(k(`c${i}`), 5),
       reserve: (t, i) => t.reserve(camp, `u${i}`),
       confirm: (t) => t.confirm(camp, 999999),
