@@ -31,7 +31,7 @@ use redis::Command;
 pub use redis::{ModuleValue, Reader, Writer};
 
 /// Every command the module registers.
-const COMMANDS: [&Command; 21] = [
+const COMMANDS: [&Command; 22] = [
     &mon::incrcheck::COMMAND,
     &mon::decrclamp::COMMAND,
     &coupon::issue::COMMAND,
@@ -40,6 +40,7 @@ const COMMANDS: [&Command; 21] = [
     &coupon::campaign::reserve::COMMAND,
     &coupon::campaign::confirm::COMMAND,
     &coupon::campaign::release::COMMAND,
+    &coupon::campaign::renew::COMMAND,
     &coupon::campaign::info::COMMAND,
     &coupon::campaign::claims::COMMAND,
     &coupon::campaign::reclaim::COMMAND,

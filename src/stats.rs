@@ -69,6 +69,8 @@ pub static COUPON_EXPIRED: Counter = Counter::new();
 pub static COUPON_LEDGER_ENTRIES: Counter = Counter::new();
 pub static COUPON_RECLAIMED: Counter = Counter::new();
 pub static COUPON_ALTERED: Counter = Counter::new();
+/// Holds renewed by COUPON.RENEW (not its calls that renew nothing).
+pub static COUPON_RENEWED: Counter = Counter::new();
 pub static COUPON_RESERVEALL_CALLS: Counter = Counter::new();
 pub static COUPON_RESERVEALL_REFUSED: Counter = Counter::new();
 /// The most entries one operation moved while a campaign's table of users
@@ -100,7 +102,7 @@ pub static DEFRAG_MOVES: Counter = Counter::new();
 pub static INTERNAL_ERRORS: Counter = Counter::new();
 
 /// Every counter with its INFO field name, in the order INFO prints them.
-pub const FIELDS: [(&str, &Counter); 38] = [
+pub const FIELDS: [(&str, &Counter); 39] = [
     ("mon_incrcheck_calls", &MON_INCRCHECK_CALLS),
     ("mon_crossings", &MON_CROSSINGS),
     ("mon_decrclamp_calls", &MON_DECRCLAMP_CALLS),
@@ -123,6 +125,7 @@ pub const FIELDS: [(&str, &Counter); 38] = [
     ("coupon_ledger_entries", &COUPON_LEDGER_ENTRIES),
     ("coupon_reclaimed", &COUPON_RECLAIMED),
     ("coupon_altered", &COUPON_ALTERED),
+    ("coupon_renewed", &COUPON_RENEWED),
     ("coupon_reserveall_calls", &COUPON_RESERVEALL_CALLS),
     ("coupon_reserveall_refused", &COUPON_RESERVEALL_REFUSED),
     ("coupon_rehash_max_moved", &COUPON_REHASH_MAX_MOVED),

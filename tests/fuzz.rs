@@ -330,6 +330,7 @@ fn shaped_call(rng: &mut Rng) -> Vec<Vec<u8>> {
         "COUPON.RESERVE",
         "COUPON.CONFIRM",
         "COUPON.RELEASE",
+        "COUPON.RENEW",
         "COUPON.INFO",
         "COUPON.CLAIMS",
         "COUPON.RECLAIM",
@@ -408,6 +409,18 @@ fn shaped_call(rng: &mut Rng) -> Vec<Vec<u8>> {
         "COUPON.CONFIRM" | "COUPON.RELEASE" => {
             call.push(integer(rng));
             options(rng, &mut call, &["LEDGER"], ledger_option);
+        }
+        "COUPON.RENEW" => {
+            call.push(integer(rng));
+            options(
+                rng,
+                &mut call,
+                &["HOLD", "LEDGER"],
+                |rng, name| match name {
+                    "HOLD" => rng.pick(&WINDOWS).as_bytes().to_vec(),
+                    _ => ledger_option(rng, name),
+                },
+            );
         }
         "COUPON.RECLAIM" => options(
             rng,
@@ -654,6 +667,12 @@ fn check_reply(con: &mut Connection, call: &[Vec<u8>], reply: &Value) -> Result<
             }
         }
         (b"COUPON.RELEASE", Value::Int(1 | 0)) => {}
+        // A renewed hold's end (at least a second from now), 0 or -3.
+        (b"COUPON.RENEW", Value::Int(reply)) => {
+            if !(*reply == 0 || *reply == -3 || *reply > now_ms()) {
+                return Err(format!("renew replied {reply}"));
+            }
+        }
         (b"COUPON.INFO", Value::Array(fields)) if fields.len() == 18 => {}
         (b"COUPON.CLAIMS", Value::Array(rows)) => {
             if rows

@@ -370,6 +370,11 @@ fn queue(
                 .arg("ID")
                 .arg(format!("order:{i}"))
         }
+        // The hold renewed for the campaign's default before its confirm.
+        "COUPON.RENEW" => pipe
+            .cmd(name)
+            .arg(&turn.campaign)
+            .arg(turn.reserved.expect("COUPON.RESERVE comes first")),
         "COUPON.CONFIRM" | "COUPON.RELEASE" => pipe
             .cmd(name)
             .arg(&turn.campaign)

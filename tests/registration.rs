@@ -173,6 +173,7 @@ fn command_docs_describe_every_argument() {
         ),
         ("coupon.confirm", &["key", "claim", "stream"][..]),
         ("coupon.release", &["key", "claim", "stream"][..]),
+        ("coupon.renew", &["key", "claim", "hold", "stream"][..]),
         ("coupon.reclaim", &["key", "count", "stream"][..]),
         (
             "coupon.alter",
@@ -314,6 +315,7 @@ fn info_guard_lists_every_counter() {
         "coupon_confirmed",
         "coupon_released",
         "coupon_expired",
+        "coupon_renewed",
         "throttle_calls",
         "throttle_allowed",
         "throttle_limited",

@@ -511,10 +511,10 @@ fn claim_number(rng: &mut Rng, latest: &[i64; 3], at: usize) -> String {
 
 fn confirm_or_release(rng: &mut Rng, latest: &[i64; 3]) -> Call {
     let (at, key) = campaign_key(rng);
-    let command = if rng.chance(3) {
-        "COUPON.RELEASE"
-    } else {
-        "COUPON.CONFIRM"
+    let command = match rng.below(4) {
+        0 => "COUPON.RELEASE",
+        1 => "COUPON.RENEW",
+        _ => "COUPON.CONFIRM",
     };
     let call = Call::new(command).key(key);
     if rng.chance(60) {
@@ -523,6 +523,9 @@ fn confirm_or_release(rng: &mut Rng, latest: &[i64; 3]) -> Call {
     let mut call = call.arg(claim_number(rng, latest, at));
     if rng.chance(50) {
         call = call.arg("ID").arg("x");
+    }
+    if command == "COUPON.RENEW" && rng.chance(2) {
+        call = call.arg(rng.pick(&["HOLD", "hold"])).arg(hold(rng, at));
     }
     campaign_ledger(call, rng, at)
 }
@@ -653,6 +656,7 @@ fn campaign(rng: &mut Rng, latest: &[i64; 3]) -> (&'static str, Call) {
         "COUPON.RESERVE",
         "COUPON.CONFIRM",
         "COUPON.RELEASE",
+        "COUPON.RENEW",
         "COUPON.INFO",
         "COUPON.CLAIMS",
     ]

@@ -947,6 +947,8 @@ local function campaign_records(c, plan, now, releases)
     elseif change.op == 'release' then
       if claim.held then held = int_sub(held, '1') else confirmed = int_sub(confirmed, '1') end
       op = releases
+    elseif change.op == 'renew' then
+      op, expires = 'renewed', change.expires
     else
       op = 'expired'
     end
@@ -1027,7 +1029,10 @@ local function campaign_apply(c, plan)
       end
     else
       redis.call('ZREM', c.key, unpack(claim_members(claim)))
-      if change.op == 'confirm' then
+      if change.op == 'renew' then
+        claim.expires = change.expires
+        zadd_all(c.key, claim_members(claim))
+      elseif change.op == 'confirm' then
         claim.held = false
         before = user_confirmed(c, claim.user)
         zadd_all(c.key, claim_members(claim))
@@ -1129,17 +1134,27 @@ local function only_ledger(from)
   return stream, e
 end
 
--- COUPON.CONFIRM's and COUPON.RELEASE's head, `key claim [LEDGER
--- stream]`: the arity, the clock, the claim number, the option, then the
--- campaign. Returns now, the campaign and its live claim of that number
--- (nil when none), or an error reply last.
-local function campaign_claim_head(command)
+-- COUPON.CONFIRM's, COUPON.RELEASE's and COUPON.RENEW's head, `key claim
+-- [HOLD s] [LEDGER stream]` (HOLD only where `hold` is given: it gets the
+-- hold's end): the arity, the clock, the claim number, the options, then
+-- the campaign. Returns now, the campaign and its live claim of that
+-- number (nil when none), or an error reply last.
+local function campaign_claim_head(command, hold)
   if 1 + #KEYS + #ARGV < 3 then return nil, nil, nil, wrong_arity(command) end
   local now = now_ms()
   local number, e = positive_arg(ARGV[1], 'claim')
   if e then return nil, nil, nil, e end
   local stream
-  stream, e = only_ledger(2)
+  if hold then
+    e = walk_options(2, {'HOLD', 'LEDGER'}, {LEDGER = true}, 2, function(name, value)
+      if name == 'LEDGER' then stream = value return nil end
+      local bad
+      hold.until_ms, bad = seconds_from(value, 'hold', now, command)
+      return bad
+    end)
+  else
+    stream, e = only_ledger(2)
+  end
   if e then return nil, nil, nil, e end
   local c
   c, e = campaign_for_write(stream)

@@ -39,7 +39,7 @@ const WRITE_ALERTING: &[&str] = &["write", "denyoom", "fast", "movablekeys"];
 /// The same, for a writer that frees places (no `denyoom`).
 const FREEING_MOVABLE: &[&str] = &["write", "fast", "movablekeys"];
 
-pub const COMMANDS: [Spec; 21] = [
+pub const COMMANDS: [Spec; 22] = [
     Spec {
         name: "MON.INCRCHECK",
         access: Access::Writer,
@@ -124,6 +124,15 @@ pub const COMMANDS: [Spec; 21] = [
         arity: -3,
         flags: WRITE_ALERTING,
         example: &["sale:1", "alice", "HOLD", "60", "ID", "r"],
+        keys_at: ONE,
+        range: FIRST_KEY,
+    },
+    Spec {
+        name: "COUPON.RENEW",
+        access: Access::Writer,
+        arity: -3,
+        flags: FREEING_MOVABLE,
+        example: &["sale:1", "1", "HOLD", "30"],
         keys_at: ONE,
         range: FIRST_KEY,
     },

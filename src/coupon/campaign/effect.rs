@@ -5,8 +5,8 @@
 //!
 //! Ops: `CREATE limit peruser hold`, `LEDGER stream maxlen|0`, `PUT claim
 //! user expires_at_ms|-1 request-id|""`, `CONFIRM claim`, `RELEASE claim`,
-//! `EXPIRE claim`, `ALTER limit peruser hold`, `TOTALS claims_made
-//! released expired`.
+//! `EXPIRE claim`, `RENEW claim expires_at_ms`, `ALTER limit peruser hold`,
+//! `TOTALS claims_made released expired`.
 
 use super::settings::{Ledger, Settings};
 use crate::integer;
@@ -36,6 +36,8 @@ pub enum Effect {
     Release { claim: u64 },
     /// An expired hold's memory is reclaimed.
     Expire { claim: u64 },
+    /// A held claim now ends at `expires_at_ms` (COUPON.RENEW).
+    Renew { claim: u64, expires_at_ms: i64 },
     /// The running totals, as a rewritten AOF restores them after its claims.
     Totals(Totals),
 }
@@ -60,6 +62,7 @@ pub fn words<'a>(effect: &'a Effect, words: &mut Words<'a>) {
     static CONFIRM: KeptWord = KeptWord::new(c"CONFIRM");
     static RELEASE: KeptWord = KeptWord::new(c"RELEASE");
     static EXPIRE: KeptWord = KeptWord::new(c"EXPIRE");
+    static RENEW: KeptWord = KeptWord::new(c"RENEW");
     static TOTALS: KeptWord = KeptWord::new(c"TOTALS");
     match effect {
         Effect::Create(settings) => words.extend(&[
@@ -94,6 +97,14 @@ pub fn words<'a>(effect: &'a Effect, words: &mut Words<'a>) {
         Effect::Confirm { claim } => words.extend(&[Word::Kept(&CONFIRM), Word::Unsigned(*claim)]),
         Effect::Release { claim } => words.extend(&[Word::Kept(&RELEASE), Word::Unsigned(*claim)]),
         Effect::Expire { claim } => words.extend(&[Word::Kept(&EXPIRE), Word::Unsigned(*claim)]),
+        Effect::Renew {
+            claim,
+            expires_at_ms,
+        } => words.extend(&[
+            Word::Kept(&RENEW),
+            Word::Unsigned(*claim),
+            Word::Number(*expires_at_ms),
+        ]),
         Effect::Totals(totals) => words.extend(&[
             Word::Kept(&TOTALS),
             Word::Unsigned(totals.claims_made),
@@ -179,6 +190,13 @@ pub fn read<'a, A: AsRef<[u8]>>(op: &[u8], args: &'a [A]) -> Result<(Effect, &'a
         (b"EXPIRE", [number, tail @ ..]) => (
             Effect::Expire {
                 claim: claim(number.as_ref())?,
+            },
+            tail,
+        ),
+        (b"RENEW", [number, expires, tail @ ..]) => (
+            Effect::Renew {
+                claim: claim(number.as_ref())?,
+                expires_at_ms: at_least(expires.as_ref(), 0, "an expiry is not a time")?,
             },
             tail,
         ),

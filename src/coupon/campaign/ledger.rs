@@ -16,6 +16,7 @@ pub enum Op {
     Expired,
     Revoked,
     Altered,
+    Renewed,
 }
 
 impl Op {
@@ -28,6 +29,7 @@ impl Op {
         static EXPIRED: KeptWord = KeptWord::new(c"expired");
         static REVOKED: KeptWord = KeptWord::new(c"revoked");
         static ALTERED: KeptWord = KeptWord::new(c"altered");
+        static RENEWED: KeptWord = KeptWord::new(c"renewed");
         match self {
             Op::Reserved => &RESERVED,
             Op::Confirmed => &CONFIRMED,
@@ -35,6 +37,7 @@ impl Op {
             Op::Expired => &EXPIRED,
             Op::Revoked => &REVOKED,
             Op::Altered => &ALTERED,
+            Op::Renewed => &RENEWED,
         }
     }
 }
@@ -191,6 +194,22 @@ pub fn entries(c: &Campaign, effects: &[Effect], now: i64, releases: Op) -> Vec<
                     claim: *claim,
                     user: stored.user.to_vec(),
                     expires_at_ms: state.expires_at_ms(),
+                    id: stored.request_id.map(<[u8]>::to_vec),
+                    available: available(limit, confirmed, held),
+                }
+            }
+            Effect::Renew {
+                claim,
+                expires_at_ms,
+            } => {
+                let Some(stored) = c.stored(*claim) else {
+                    continue;
+                };
+                Record::Claim {
+                    op: Op::Renewed,
+                    claim: *claim,
+                    user: stored.user.to_vec(),
+                    expires_at_ms: *expires_at_ms,
                     id: stored.request_id.map(<[u8]>::to_vec),
                     available: available(limit, confirmed, held),
                 }

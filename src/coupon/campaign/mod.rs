@@ -41,6 +41,7 @@ pub mod numbered;
 pub mod on_coupon;
 pub mod reclaim;
 pub mod release;
+pub mod renew;
 pub mod reserve;
 pub mod reserveall;
 pub mod rules;
@@ -101,6 +102,7 @@ impl Replicated for Campaign {
             Effect::Release { .. } => (c"coupon.released", Some(&stats::COUPON_RELEASED)),
             Effect::Expire { .. } => (c"coupon.expired", Some(&stats::COUPON_EXPIRED)),
             Effect::Alter(_) => (c"coupon.altered", Some(&stats::COUPON_ALTERED)),
+            Effect::Renew { .. } => (c"coupon.renewed", Some(&stats::COUPON_RENEWED)),
             Effect::Create(_) | Effect::Ledger(_) | Effect::Totals(_) => return None,
         };
         Some(Owed {

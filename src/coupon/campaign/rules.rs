@@ -252,6 +252,50 @@ pub fn confirm(c: &Campaign, claim: u64, now: i64) -> Plan<Confirmation> {
     }
 }
 
+/// COUPON.RENEW: what a call for claim `claim` got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Renewal {
+    /// The hold now ends then.
+    Renewed {
+        expires_at_ms: i64,
+    },
+    /// Confirmed: nothing to renew.
+    Confirmed,
+    NoLiveClaim,
+}
+
+impl Renewal {
+    pub fn reply(self) -> i64 {
+        match self {
+            Renewal::Renewed { expires_at_ms } => expires_at_ms,
+            Renewal::Confirmed => 0,
+            Renewal::NoLiveClaim => -3,
+        }
+    }
+}
+
+/// COUPON.RENEW: a live hold ends at `until_ms` instead (later or sooner).
+pub fn renew(c: &Campaign, claim: u64, until_ms: i64, now: i64) -> Plan<Renewal> {
+    match c.live(claim, now).map(|found| found.state) {
+        Some(ClaimState::Held { .. }) => {
+            let mut effects = reclaim(c, now, None);
+            effects.push(Effect::Renew {
+                claim,
+                expires_at_ms: until_ms,
+            });
+            Plan {
+                outcome: Renewal::Renewed {
+                    expires_at_ms: until_ms,
+                },
+                effects,
+                fills_last_place: false,
+            }
+        }
+        Some(ClaimState::Confirmed) => Plan::nothing(Renewal::Confirmed),
+        None => Plan::nothing(Renewal::NoLiveClaim),
+    }
+}
+
 /// COUPON.RELEASE: held or confirmed.
 pub fn release(c: &Campaign, claim: u64, now: i64) -> Plan<Release> {
     if c.live(claim, now).is_none() {

@@ -471,6 +471,10 @@ impl Campaign {
                 self.remove(*claim)?;
                 self.totals.expired += 1;
             }
+            Effect::Renew {
+                claim,
+                expires_at_ms,
+            } => self.renew(*claim, *expires_at_ms)?,
             Effect::Totals(totals) => {
                 let accounted = (self.claims.len() as u64)
                     .checked_add(totals.released)
@@ -657,6 +661,33 @@ impl Campaign {
         self.claims.set_expiry(claim, CONFIRMED);
         self.holds.remove((found.expires_at_ms, claim));
         self.confirmed += 1;
+        Ok(())
+    }
+
+    /// A held claim's new end: moved in the campaign's and its user's
+    /// expiry indexes.
+    fn renew(&mut self, claim: u64, expires_at_ms: i64) -> Result<(), ApplyError> {
+        let found = *self.claims.get(claim).ok_or("no such claim")?;
+        if found.expires_at_ms == CONFIRMED {
+            return Err("the claim is not held");
+        }
+        if expires_at_ms < 0 {
+            return Err("a hold expires before 1970");
+        }
+        let renewed = Stored {
+            expires_at_ms,
+            ..found
+        };
+        let payload = self.users.payload(found.user);
+        if self.tree(payload).is_some() {
+            self.change_tree((payload & !TREE) as usize, |tree| {
+                tree.remove(&found);
+                tree.add(&renewed);
+            });
+        }
+        self.claims.set_expiry(claim, expires_at_ms);
+        self.holds.remove((found.expires_at_ms, claim));
+        self.holds.insert((expires_at_ms, claim));
         Ok(())
     }
 
