@@ -204,6 +204,13 @@ fn a_full_server_refuses_new_holds_and_still_confirms_paid_ones() {
         oom_error(&mut con, &["COUPON.RESERVE", "sale", "bob"]).as_deref(),
         Some("OOM")
     );
+    // A running job keeps its lease (COUPON.RENEW: `write fast` too).
+    let renewed: i64 = redis::cmd("COUPON.RENEW")
+        .arg("sale")
+        .arg(claim)
+        .query(&mut con)
+        .unwrap();
+    assert!(renewed > 0, "{renewed}");
     let confirmed: i64 = redis::cmd("COUPON.CONFIRM")
         .arg("sale")
         .arg(claim)
