@@ -136,6 +136,10 @@ export interface ReserveOptions extends LedgerOptions {
     /** Request id: a retry with the same id repeats the claim. */
     id?: Bytes;
 }
+export interface RenewOptions extends LedgerOptions {
+    /** Seconds from now; the campaign's hold when left out. */
+    hold?: Int;
+}
 /** COUPON.ALTER: at least one of `limit`, `peruser`, `hold`. */
 export interface AlterOptions extends LedgerOptions {
     limit?: Int;
@@ -222,6 +226,8 @@ export declare const commands: {
     reserve(key: Bytes, user: Bytes, opts?: ReserveOptions): Spec<Reservation>;
     /** COUPON.CONFIRM: "confirmed", "already", "over_limit" (released: refund) or "no_claim". */
     confirm(key: Bytes, claim: Int, opts?: LedgerOptions): Spec<Confirmation>;
+    /** COUPON.RENEW: a live hold ends `hold` from now; its new expiresAtMs, 0 when confirmed, -3 when there is no live claim. */
+    renew(key: Bytes, claim: Int, opts?: RenewOptions): Spec<number>;
     /** COUPON.RELEASE: 1 or 0. */
     release(key: Bytes, claim: Int, opts?: LedgerOptions): Spec<number>;
     /** COUPON.ALTER: change the settings now (restock, lower a limit); resolves `true`. */

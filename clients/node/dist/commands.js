@@ -289,6 +289,10 @@ exports.commands = {
     confirm(key, claim, opts = {}) {
         return keyed(["COUPON.CONFIRM", key, int(claim)], [1], [["LEDGER", opts.ledger]], parseConfirmation);
     },
+    /** COUPON.RENEW: a live hold ends `hold` from now; its new expiresAtMs, 0 when confirmed, -3 when there is no live claim. */
+    renew(key, claim, opts = {}) {
+        return keyed(["COUPON.RENEW", key, int(claim)], [1], [["HOLD", opts.hold], ["LEDGER", opts.ledger]], parseInteger);
+    },
     /** COUPON.RELEASE: 1 or 0. */
     release(key, claim, opts = {}) {
         return keyed(["COUPON.RELEASE", key, int(claim)], [1], [["LEDGER", opts.ledger]], parseInteger);

@@ -28,5 +28,11 @@ export declare class NoSuchCampaign extends GuardError {
 export declare class WrongType extends GuardError {
     static readonly kind: string;
 }
+/** `withLease` found no slot: `code` -1 (the user holds its PERUSER already) or -2 (every slot is taken). */
+export declare class LeaseRefused extends Error {
+    readonly key: string | Buffer;
+    readonly code: number;
+    constructor(key: string | Buffer, code: number);
+}
 /** `error`, a server error the client rejected with, marked as the package's (once). */
 export declare function typed(error: Error): Error;

@@ -8,7 +8,7 @@
  * package gives it through every client.
  */
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.WrongType = exports.NoSuchCampaign = exports.CampaignExists = exports.GuardError = void 0;
+exports.LeaseRefused = exports.WrongType = exports.NoSuchCampaign = exports.CampaignExists = exports.GuardError = void 0;
 exports.typed = typed;
 const KIND = Symbol.for("redis-guard.error-kind");
 /** A server error answering one of the guard's calls. */
@@ -42,6 +42,16 @@ class WrongType extends GuardError {
 }
 exports.WrongType = WrongType;
 WrongType.kind = "WrongType";
+/** `withLease` found no slot: `code` -1 (the user holds its PERUSER already) or -2 (every slot is taken). */
+class LeaseRefused extends Error {
+    constructor(key, code) {
+        super(`no slot in ${String(key)}: ${code === -1 ? "the user has all its slots" : "all slots are taken"}`);
+        this.key = key;
+        this.code = code;
+        this.name = "LeaseRefused";
+    }
+}
+exports.LeaseRefused = LeaseRefused;
 function kindOf(text) {
     if (text.startsWith("BUSYKEY "))
         return CampaignExists.kind;

@@ -1,19 +1,11 @@
-/**
- * redis-guard: typed methods for the module's commands over ioredis
- * (`Redis`, `Cluster`, 5.x and 6.x) and node-redis (clients and clusters,
- * 4.x to 6.x), sent as the module's commands or, where the module is not
- * loaded (managed services), as their Lua scripts. Through a cluster
- * client every call goes to the node that owns its key's slot, as one
- * command.
- *
- * ```ts
- * const g = guard(new Redis.Cluster([{ host: "127.0.0.1", port: 7000 }]));
- * const { current, level } = await g.incrcheck("{cust:42}:orders", 1, 3600, [5, 20]);
- * ```
- */
-import { type Bytes, type CommandName, type Commands, type ResultOf } from "./commands";
+import { type Bytes, type CommandName, type Commands, type Int, type Reservation, type ResultOf } from "./commands";
 export * from "./commands";
-export { CampaignExists, GuardError, NoSuchCampaign, WrongType } from "./errors";
+export { CampaignExists, GuardError, LeaseRefused, NoSuchCampaign, WrongType } from "./errors";
+/** `withLease`'s options: the lease time (seconds, default 30) and the campaign's ledger. */
+export interface LeaseOptions {
+    hold?: Int;
+    ledger?: Bytes;
+}
 /** An ioredis `Redis` or `Cluster` (5.x, 6.x), as far as redis-guard uses it. */
 export interface IoredisClient {
     readonly isCluster: boolean;
@@ -66,6 +58,14 @@ export declare class Guard {
      * Here for the symmetry with the Python package's `close()`.
      */
     quit(): Promise<void>;
+    /**
+     * Holds a slot of the campaign `key` while `work` runs: reserves with a
+     * fresh request id, renews every `hold / 3` seconds, releases when
+     * `work` settles (also when it throws), and resolves what it resolved.
+     * Rejects with `LeaseRefused` (without running `work`) when there is no
+     * slot.
+     */
+    withLease<T>(key: Bytes, user: Bytes, opts: LeaseOptions, work: (lease: Reservation) => Promise<T>): Promise<T>;
 }
 export interface GuardPipeline<R extends unknown[]> extends PipelineMethods<R> {
 }

@@ -26,7 +26,7 @@ var __classPrivateFieldGet = (this && this.__classPrivateFieldGet) || function (
 };
 var _Sender_instances, _Sender_adapter, _Sender_scripts, _Sender_mayswitch, _Sender_loaded, _Sender_switchedOn, _Sender_load, _Sender_batchOfScripts, _Guard_sender, _GuardPipeline_sender, _GuardPipeline_transaction, _GuardPipeline_queue;
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.GuardPipeline = exports.Guard = exports.WrongType = exports.NoSuchCampaign = exports.GuardError = exports.CampaignExists = void 0;
+exports.GuardPipeline = exports.Guard = exports.WrongType = exports.NoSuchCampaign = exports.LeaseRefused = exports.GuardError = exports.CampaignExists = void 0;
 exports.guard = guard;
 /**
  * redis-guard: typed methods for the module's commands over ioredis
@@ -41,6 +41,7 @@ exports.guard = guard;
  * const { current, level } = await g.incrcheck("{cust:42}:orders", 1, 3600, [5, 20]);
  * ```
  */
+const node_crypto_1 = require("node:crypto");
 const commands_1 = require("./commands");
 const errors_1 = require("./errors");
 const scripts_1 = require("./scripts");
@@ -48,6 +49,7 @@ __exportStar(require("./commands"), exports);
 var errors_2 = require("./errors");
 Object.defineProperty(exports, "CampaignExists", { enumerable: true, get: function () { return errors_2.CampaignExists; } });
 Object.defineProperty(exports, "GuardError", { enumerable: true, get: function () { return errors_2.GuardError; } });
+Object.defineProperty(exports, "LeaseRefused", { enumerable: true, get: function () { return errors_2.LeaseRefused; } });
 Object.defineProperty(exports, "NoSuchCampaign", { enumerable: true, get: function () { return errors_2.NoSuchCampaign; } });
 Object.defineProperty(exports, "WrongType", { enumerable: true, get: function () { return errors_2.WrongType; } });
 /**
@@ -299,6 +301,35 @@ class Guard {
      * Here for the symmetry with the Python package's `close()`.
      */
     async quit() { }
+    /**
+     * Holds a slot of the campaign `key` while `work` runs: reserves with a
+     * fresh request id, renews every `hold / 3` seconds, releases when
+     * `work` settles (also when it throws), and resolves what it resolved.
+     * Rejects with `LeaseRefused` (without running `work`) when there is no
+     * slot.
+     */
+    async withLease(key, user, opts, work) {
+        const hold = Number(opts.hold ?? 30);
+        const lease = await this.reserve(key, user, { hold: opts.hold ?? hold, id: (0, node_crypto_1.randomUUID)(), ledger: opts.ledger });
+        if (lease.claim < 0)
+            throw new errors_1.LeaseRefused(key, lease.claim);
+        let beating = true;
+        const beat = setInterval(() => {
+            if (!beating)
+                return;
+            this.renew(key, lease.claim, { hold: opts.hold ?? hold, ledger: opts.ledger }).then((until) => {
+                if (until <= 0)
+                    beating = false; // confirmed, or gone: nothing left to renew
+            }, (error) => process.emitWarning(`redis-guard: renewing the lease of claim ${lease.claim} failed: ${String(error)}`));
+        }, (hold * 1000) / 3);
+        try {
+            return await work(lease);
+        }
+        finally {
+            clearInterval(beat);
+            await this.release(key, lease.claim, { ledger: opts.ledger });
+        }
+    }
     /** @internal */
     static _send(guard, spec) {
         return __classPrivateFieldGet(guard, _Guard_sender, "f").send(spec).then(spec.parse, (error) => answer(spec, error));

@@ -159,6 +159,11 @@ export interface ReserveOptions extends LedgerOptions {
   id?: Bytes;
 }
 
+export interface RenewOptions extends LedgerOptions {
+  /** Seconds from now; the campaign's hold when left out. */
+  hold?: Int;
+}
+
 /** COUPON.ALTER: at least one of `limit`, `peruser`, `hold`. */
 export interface AlterOptions extends LedgerOptions {
   limit?: Int;
@@ -485,6 +490,10 @@ export const commands = {
   /** COUPON.CONFIRM: "confirmed", "already", "over_limit" (released: refund) or "no_claim". */
   confirm(key: Bytes, claim: Int, opts: LedgerOptions = {}): Spec<Confirmation> {
     return keyed(["COUPON.CONFIRM", key, int(claim)], [1], [["LEDGER", opts.ledger]], parseConfirmation);
+  },
+  /** COUPON.RENEW: a live hold ends `hold` from now; its new expiresAtMs, 0 when confirmed, -3 when there is no live claim. */
+  renew(key: Bytes, claim: Int, opts: RenewOptions = {}): Spec<number> {
+    return keyed(["COUPON.RENEW", key, int(claim)], [1], [["HOLD", opts.hold], ["LEDGER", opts.ledger]], parseInteger);
   },
   /** COUPON.RELEASE: 1 or 0. */
   release(key: Bytes, claim: Int, opts: LedgerOptions = {}): Spec<number> {

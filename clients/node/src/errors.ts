@@ -40,6 +40,17 @@ export class WrongType extends GuardError {
   static override readonly kind: string = "WrongType";
 }
 
+/** `withLease` found no slot: `code` -1 (the user holds its PERUSER already) or -2 (every slot is taken). */
+export class LeaseRefused extends Error {
+  constructor(
+    readonly key: string | Buffer,
+    readonly code: number,
+  ) {
+    super(`no slot in ${String(key)}: ${code === -1 ? "the user has all its slots" : "all slots are taken"}`);
+    this.name = "LeaseRefused";
+  }
+}
+
 function kindOf(text: string): string {
   if (text.startsWith("BUSYKEY ")) return CampaignExists.kind;
   if (text.startsWith("WRONGTYPE ")) return WrongType.kind;

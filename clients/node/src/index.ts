@@ -11,12 +11,19 @@
  * const { current, level } = await g.incrcheck("{cust:42}:orders", 1, 3600, [5, 20]);
  * ```
  */
-import { commands, type Bytes, type CommandName, type Commands, type ResultOf, type Spec } from "./commands";
-import { typed } from "./errors";
+import { randomUUID } from "node:crypto";
+import { commands, type Bytes, type CommandName, type Commands, type Int, type Reservation, type ResultOf, type Spec } from "./commands";
+import { LeaseRefused, typed } from "./errors";
 import { evalsha, isNoScript, namesModuleCommand, scriptLoad, scriptOf, type Script } from "./scripts";
 
 export * from "./commands";
-export { CampaignExists, GuardError, NoSuchCampaign, WrongType } from "./errors";
+export { CampaignExists, GuardError, LeaseRefused, NoSuchCampaign, WrongType } from "./errors";
+
+/** `withLease`'s options: the lease time (seconds, default 30) and the campaign's ledger. */
+export interface LeaseOptions {
+  hold?: Int;
+  ledger?: Bytes;
+}
 
 /** Sends commands through one client library; replies come back raw. */
 interface Adapter {
@@ -311,6 +318,35 @@ export class Guard {
    * Here for the symmetry with the Python package's `close()`.
    */
   async quit(): Promise<void> {}
+
+  /**
+   * Holds a slot of the campaign `key` while `work` runs: reserves with a
+   * fresh request id, renews every `hold / 3` seconds, releases when
+   * `work` settles (also when it throws), and resolves what it resolved.
+   * Rejects with `LeaseRefused` (without running `work`) when there is no
+   * slot.
+   */
+  async withLease<T>(key: Bytes, user: Bytes, opts: LeaseOptions, work: (lease: Reservation) => Promise<T>): Promise<T> {
+    const hold = Number(opts.hold ?? 30);
+    const lease = await this.reserve(key, user, { hold: opts.hold ?? hold, id: randomUUID(), ledger: opts.ledger });
+    if (lease.claim < 0) throw new LeaseRefused(key, lease.claim);
+    let beating = true;
+    const beat = setInterval(() => {
+      if (!beating) return;
+      this.renew(key, lease.claim, { hold: opts.hold ?? hold, ledger: opts.ledger }).then(
+        (until) => {
+          if (until <= 0) beating = false; // confirmed, or gone: nothing left to renew
+        },
+        (error: unknown) => process.emitWarning(`redis-guard: renewing the lease of claim ${lease.claim} failed: ${String(error)}`),
+      );
+    }, (hold * 1000) / 3);
+    try {
+      return await work(lease);
+    } finally {
+      clearInterval(beat);
+      await this.release(key, lease.claim, { ledger: opts.ledger });
+    }
+  }
 
   /** @internal */
   static _send<T>(guard: Guard, spec: Spec<T>): Promise<T> {

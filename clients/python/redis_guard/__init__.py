@@ -10,6 +10,7 @@ Check(current=1, level=0)
 
 from .errors import CampaignExists, GuardError, NoSuchCampaign, WrongType
 from .guard import AsyncGuard, AsyncPipeline, Backend, Guard, Pipeline
+from .lease import LeaseRefused
 from .results import ALREADY_WON, SOLD_OUT, CampaignInfo, Cart, Check, Claim, Confirm, Reservation, Throttle, ThrottleAll
 
 __version__ = "0.4.0"
@@ -28,6 +29,7 @@ __all__ = [
     "Confirm",
     "Guard",
     "GuardError",
+    "LeaseRefused",
     "NoSuchCampaign",
     "Pipeline",
     "Reservation",

@@ -291,6 +291,18 @@ def release(key: EncodableT, claim: int, *, ledger: Optional[EncodableT] = None)
     return _call(results.integer, key, "COUPON.RELEASE", _Key(key), claim, *_key_option("LEDGER", ledger))
 
 
+def renew(
+    key: EncodableT, claim: int, *, hold: Optional[Seconds] = None, ledger: Optional[EncodableT] = None,
+) -> Call[int]:
+    """COUPON.RENEW: a live hold ends ``hold`` seconds from now (the
+    campaign's hold by default); its new ``expires_at_ms``, 0 when it is
+    confirmed, -3 when there is no live claim."""
+    return _call(
+        results.integer, key, "COUPON.RENEW", _Key(key), claim,
+        *_option("HOLD", hold), *_key_option("LEDGER", ledger),
+    )
+
+
 def alter(
     key: EncodableT,
     *,

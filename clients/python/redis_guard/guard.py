@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any, Callable, Coroutine, Generic, List, Literal, NoReturn, Optional, ParamSpec, TypeVar, final, overload
+from typing import Any, AsyncContextManager, Callable, ContextManager, Coroutine, Generic, List, Literal, NoReturn, Optional, ParamSpec, TypeVar, final, overload
 
-from . import commands, errors, scripts
+from . import commands, errors, lease, scripts
 from .backends import backend_for
 from .commands import Call
-from .results import EncodableT
+from .results import EncodableT, Reservation
 
 #: How calls are sent: the module's commands, its Lua scripts, or the
 #: module's until the server says it has no such command, then scripts.
@@ -72,6 +72,7 @@ class _Commands:
     reserve = _Method(commands.reserve)
     confirm = _Method(commands.confirm)
     release = _Method(commands.release)
+    renew = _Method(commands.renew)
     alter = _Method(commands.alter)
     reclaim = _Method(commands.reclaim)
     reserve_all = _Method(commands.reserve_all)
@@ -235,6 +236,16 @@ class Guard(_Commands):
         transaction on a standalone client, none on a cluster client."""
         return Pipeline(self._backend, transaction, self._mode)
 
+    def lease(
+        self, key: EncodableT, user: EncodableT, *, hold: commands.Seconds = 30, ledger: Optional[EncodableT] = None,
+    ) -> ContextManager[Reservation]:
+        """Holds a slot of the campaign ``key`` while the block runs:
+        ``with g.lease("workers", "host-7", hold=30) as held:``. Reserves
+        with a fresh request id, renews every ``hold / 3`` seconds, releases
+        at the end (also on an exception); ``LeaseRefused`` (nothing run)
+        when there is no slot."""
+        return lease.hold_lease(self, key, user, hold, ledger)
+
     def close(self) -> None:
         """Releases what the guard opened itself (nothing over a sync
         client: its calls use the client's connections). The client is
@@ -278,6 +289,13 @@ class AsyncGuard(_Commands):
     def pipeline(self, transaction: Optional[bool] = None) -> AsyncPipeline:
         """As ``Guard.pipeline``; ``await execute()``."""
         return AsyncPipeline(self._backend, transaction, self._mode)
+
+    def lease(
+        self, key: EncodableT, user: EncodableT, *, hold: commands.Seconds = 30, ledger: Optional[EncodableT] = None,
+    ) -> AsyncContextManager[Reservation]:
+        """As ``Guard.lease``: ``async with g.lease(...) as held:``; the
+        renewals run as a task."""
+        return lease.hold_lease_async(self, key, user, hold, ledger)
 
     async def aclose(self) -> None:
         """Closes what the guard opened itself: over an asyncio cluster
