@@ -5,7 +5,7 @@ TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target))
 MODULE := $(TARGET_DIR)/release/libredis_guard.so
 APT_PACKAGES := redis-server redis-tools libclang-dev faketime
 
-.PHONY: all deps build run test fuzz-proof test-matrix test-cluster lab bench bench-clients profile fuzz fuzz-pure soak campaign-scale valgrind lint clean
+.PHONY: all deps build run test fuzz-proof test-matrix test-cluster lab bench bench-clients bench-web profile fuzz fuzz-pure soak campaign-scale valgrind lint clean
 
 all: build
 
@@ -81,6 +81,12 @@ bench: build
 # call cost. Writes its section of bench/RESULTS.md.
 bench-clients: build
 	cargo bench --quiet --bench bench_clients
+
+# An Express route with redis-guard/express's rateLimit against the same
+# route without it (requests/s), and localBlock under a flood from one key
+# (CL.THROTTLE calls the server counted). Writes bench/RESULTS-web.md.
+bench-web: build
+	CARGO_TARGET_DIR=$(TARGET_DIR) MODULE=$(MODULE) bench/clients/web.sh
 
 # Instructions per request under callgrind, native vs INCRBY/SADD.
 profile: build

@@ -318,3 +318,35 @@ fn the_readme_quickstart_compiles_and_prints_what_the_readme_shows() {
         "README.md shows clients/node/quickstart.mts and what it prints, verbatim"
     );
 }
+
+/// The package as a registry would serve it: `npm pack`, then `npm
+/// install` of the tarball into a fresh folder beside ioredis 6.1.0 and
+/// node-redis 6.4.0, the current releases, without `--legacy-peer-deps`
+/// (clients/node/test/install-packed.sh; npm fails with ERESOLVE when a
+/// peer range leaves either out). A small program then runs there through
+/// each client against a server with the module and one without it, where
+/// the scripts come from the tarball itself.
+#[test]
+fn the_npm_pack_tarball_installs_beside_the_current_clients_and_runs() {
+    let dir = installed(&package().join("test/install-packed.sh"), &[]);
+    std::fs::copy(package().join("test/packed.mjs"), dir.join("packed.mjs")).unwrap();
+    let server = Server::start();
+    let managed = Server::managed(&[]);
+    let printed = run(
+        Command::new("node")
+            .arg("packed.mjs")
+            .current_dir(&dir)
+            .env("GUARD_STANDALONE", format!("127.0.0.1:{}", server.port))
+            .env(
+                "GUARD_STANDALONE_NO_MODULE",
+                format!("127.0.0.1:{}", managed.port),
+            ),
+        "node packed.mjs in the packed install",
+    );
+    assert_eq!(
+        printed,
+        "ioredis 6.1.0\nredis 6.4.0\n\
+         module ioredis 1 0 true 1 1\nmodule redis 1 0 true 1 1\n\
+         scripts ioredis 1 0 true 1 1\nscripts redis 1 0 true 1 1\n"
+    );
+}

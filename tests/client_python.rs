@@ -214,3 +214,74 @@ fn the_python_package_installs_type_checks_and_runs_its_example() {
     let _ = std::fs::remove_dir_all(&target);
     assert_shown_in_readme("example.py", &printed);
 }
+
+/// The distribution as an index would serve it: a wheel and an sdist built
+/// with `python3 -m build` (clients/python/tests/install-packed.sh), each
+/// installed by pip into a folder of its own, then a small program run
+/// with only that install and the current client releases (redis-py
+/// 8.1.0, valkey-glide 2.5.3) on the path, from outside the checkout:
+/// through each client against a server with the module and one without,
+/// where the scripts the distribution bundles run.
+#[test]
+fn the_wheel_and_the_sdist_install_beside_the_current_clients_and_run() {
+    let newest = libraries("newest");
+    let printed = common::tools::run(
+        &mut Command::new(package().join("tests/install-packed.sh")),
+        "clients/python/tests/install-packed.sh",
+    );
+    let folders: Vec<PathBuf> = printed.lines().map(PathBuf::from).collect();
+    let [dist, from_wheel, from_sdist] = &folders[..] else {
+        panic!("install-packed.sh printed {printed}")
+    };
+    // What each file carries: the scripts, the type hints, no tests.
+    let listing = python(
+        &search_path(&[&newest]),
+        &[
+            "-c",
+            "import sys, tarfile, zipfile, glob\n\
+             w, = glob.glob(sys.argv[1] + '/*.whl'); s, = glob.glob(sys.argv[1] + '/*.tar.gz')\n\
+             names = zipfile.ZipFile(w).namelist() + [n.split('/', 1)[1] for n in tarfile.open(s).getnames() if '/' in n]\n\
+             for n in ['redis_guard/lua/prelude.lua', 'redis_guard/lua/cl.refund.lua', 'redis_guard/py.typed']:\n\
+             \x20   print(n, names.count(n))\n\
+             print('tests', sum('tests/' in n for n in names))",
+            &dist.display().to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(
+        listing,
+        "redis_guard/lua/prelude.lua 2\nredis_guard/lua/cl.refund.lua 2\nredis_guard/py.typed 2\ntests 0\n",
+        "in the wheel and in the sdist, once each"
+    );
+    let server = Server::start();
+    let managed = Server::managed(&[]);
+    let outside = std::env::temp_dir();
+    for install in [from_wheel, from_sdist] {
+        let output = Command::new("python3")
+            .arg("-P")
+            .arg(package().join("tests/packed.py"))
+            .arg(install)
+            .current_dir(&outside)
+            .env("PYTHONPATH", search_path(&[install, &newest]))
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("GUARD_STANDALONE", addresses(&[&server]))
+            .env("GUARD_PLAIN", addresses(&[&managed]))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "packed.py from {}:\n{text}{}",
+            install.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(
+            text,
+            "redis 8.1.0\nvalkey-glide 2.5.3\nvalkey-glide-sync 2.5.3\n\
+             module redis-py 1 0 True 1 1\nmodule glide 1 0 True 1 1\n\
+             scripts redis-py 1 0 True 1 1\nscripts glide 1 0 True 1 1\n",
+            "packed.py from {}",
+            install.display()
+        );
+    }
+}

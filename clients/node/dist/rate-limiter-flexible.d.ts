@@ -19,6 +19,8 @@ export interface RateLimiterGuardOptions {
     duration?: number;
     /** Keys are `${keyPrefix}:${key}` (default `"rlflx"`). */
     keyPrefix?: string;
+    /** Seconds a refused consume or penalty blocks its key (default 0: none). */
+    blockDuration?: number;
 }
 export declare class RateLimiterGuard extends peer.RateLimiterCompatibleAbstract {
     #private;
@@ -26,6 +28,7 @@ export declare class RateLimiterGuard extends peer.RateLimiterCompatibleAbstract
     get keyPrefix(): string;
     get points(): number;
     get duration(): number;
+    /** Seconds a refused consume or penalty blocks its key (0: none). */
     get blockDuration(): number;
     set blockDuration(value: number);
     get execEvenly(): boolean;
@@ -40,8 +43,14 @@ export declare class RateLimiterGuard extends peer.RateLimiterCompatibleAbstract
     get(key: string | number): Promise<RateLimiterRes | null>;
     /** Deletes the key; whether there was one. */
     delete(key: string | number): Promise<boolean>;
-    reward(): Promise<RateLimiterRes>;
-    block(): Promise<RateLimiterRes>;
+    /** Gives `points` back (CL.REFUND; never above a full limiter); the state after. */
+    reward(key: string | number, points?: number): Promise<RateLimiterRes>;
+    /**
+     * Blocks `key` for `secDuration` seconds from now: its next request is
+     * allowed then, and the points refill from there (a block already
+     * longer is kept). Resolves with the blocked state.
+     */
+    block(key: string | number, secDuration: number): Promise<RateLimiterRes>;
     set(): Promise<RateLimiterRes>;
 }
 export default RateLimiterGuard;

@@ -16,12 +16,21 @@
  * penalty beyond what is left consumes nothing and rejects), `get` is
  * quantity 0 (null for a full limiter), `delete` deletes the key.
  * `msBeforeNext` is `retryAfter` when refused and `resetAfter` when
- * allowed, in ms. `reward` needs CL.REFUND, `block`, `set` and
- * `blockDuration` BLOCK: not in this release, they throw.
+ * allowed, in ms. `reward(key, n)` is CL.REFUND with quantity n (never
+ * above a full limiter). `blockDuration` (seconds) sends `BLOCK` with
+ * every consume and penalty: a refused one blocks the key, so that its
+ * next request is allowed `blockDuration` seconds later and the points
+ * refill from there. `block(key, s)` blocks the key now, in one MULTI:
+ * CL.THROTTLE of all `points` with `BLOCK s` (taken when there are that
+ * many left, else refused, which blocks), then of 1 point with `BLOCK s`
+ * (refused now either way, so blocked, and its `retryAfter` is the next
+ * point's, not a whole burst's). `set` has no GCRA
+ * equivalent (a cell holds one arrival time, not a count and a window):
+ * it throws.
  */
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import type { Guard } from "./index";
+import type { Guard, Throttle } from "./index";
 
 /** rate-limiter-flexible's `RateLimiterRes`. */
 export interface RateLimiterRes {
@@ -60,15 +69,21 @@ export interface RateLimiterGuardOptions {
   duration?: number;
   /** Keys are `${keyPrefix}:${key}` (default `"rlflx"`). */
   keyPrefix?: string;
+  /** Seconds a refused consume or penalty blocks its key (default 0: none). */
+  blockDuration?: number;
 }
 
-const unsupported = (what: string): Error => new Error(`redis-guard: RateLimiterGuard.${what} needs CL.REFUND / BLOCK, not in this release`);
+const wholeSeconds = (what: string, value: number): number => {
+  if (!(Number.isInteger(value) && value >= 0)) throw new TypeError(`redis-guard: ${what}: whole seconds, 0 or more`);
+  return value;
+};
 
 export class RateLimiterGuard extends peer.RateLimiterCompatibleAbstract {
   readonly #guard: Guard;
   readonly #points: number;
   readonly #duration: number;
   readonly #keyPrefix: string;
+  #blockDuration: number;
 
   constructor(options: RateLimiterGuardOptions) {
     super();
@@ -76,6 +91,7 @@ export class RateLimiterGuard extends peer.RateLimiterCompatibleAbstract {
     this.#points = options.points ?? 4;
     this.#duration = options.duration ?? 1;
     this.#keyPrefix = options.keyPrefix ?? "rlflx";
+    this.#blockDuration = wholeSeconds("blockDuration", options.blockDuration ?? 0);
     if (!(this.#points >= 1 && this.#duration >= 1)) throw new TypeError("redis-guard: points and duration: at least 1");
   }
 
@@ -88,11 +104,12 @@ export class RateLimiterGuard extends peer.RateLimiterCompatibleAbstract {
   get duration(): number {
     return this.#duration;
   }
+  /** Seconds a refused consume or penalty blocks its key (0: none). */
   get blockDuration(): number {
-    return 0;
+    return this.#blockDuration;
   }
   set blockDuration(value: number) {
-    if (value !== 0) throw unsupported("blockDuration");
+    this.#blockDuration = wholeSeconds("blockDuration", value);
   }
   get execEvenly(): boolean {
     return false;
@@ -107,7 +124,12 @@ export class RateLimiterGuard extends peer.RateLimiterCompatibleAbstract {
   }
 
   async #throttle(key: string | number, points: number): Promise<{ limited: boolean; res: RateLimiterRes }> {
-    const t = await this.#guard.throttle(this.getKey(key), this.#points - 1, this.#points, this.#duration, points);
+    const block = points > 0 && this.#blockDuration > 0 ? this.#blockDuration : undefined;
+    const t = await this.#guard.throttle(this.getKey(key), this.#points - 1, this.#points, this.#duration, { quantity: points, block });
+    return this.#result(t, points);
+  }
+
+  #result(t: Throttle, points: number): { limited: boolean; res: RateLimiterRes } {
     const consumed = t.limit - t.remaining;
     const ms = (t.limited ? t.retryAfter : t.resetAfter) * 1000;
     return { limited: t.limited, res: new peer.RateLimiterRes(t.remaining, ms, consumed, !t.limited && points > 0 && consumed === points) };
@@ -137,14 +159,31 @@ export class RateLimiterGuard extends peer.RateLimiterCompatibleAbstract {
     return Number(deleted) > 0;
   }
 
-  async reward(): Promise<RateLimiterRes> {
-    throw unsupported("reward");
+  /** Gives `points` back (CL.REFUND; never above a full limiter); the state after. */
+  async reward(key: string | number, points = 1): Promise<RateLimiterRes> {
+    const t = await this.#guard.refund(this.getKey(key), this.#points - 1, this.#points, this.#duration, points);
+    return this.#result(t, 0).res;
   }
-  async block(): Promise<RateLimiterRes> {
-    throw unsupported("block");
+
+  /**
+   * Blocks `key` for `secDuration` seconds from now: its next request is
+   * allowed then, and the points refill from there (a block already
+   * longer is kept). Resolves with the blocked state.
+   */
+  async block(key: string | number, secDuration: number): Promise<RateLimiterRes> {
+    const seconds = wholeSeconds("block", secDuration);
+    if (seconds < 1) throw new TypeError("redis-guard: block: at least 1 second");
+    const k = this.getKey(key);
+    const [, blocked] = await this.#guard
+      .pipeline({ transaction: true })
+      .throttle(k, this.#points - 1, this.#points, this.#duration, { quantity: this.#points, block: seconds })
+      .throttle(k, this.#points - 1, this.#points, this.#duration, { quantity: 1, block: seconds })
+      .exec();
+    return this.#result(blocked, 0).res;
   }
+
   async set(): Promise<RateLimiterRes> {
-    throw unsupported("set");
+    throw new Error("redis-guard: RateLimiterGuard.set has no GCRA equivalent (use delete, consume, reward or block)");
   }
 }
 

@@ -208,7 +208,48 @@ for (const [backend, variable] of Object.entries(SERVERS)) {
       assert.equal(await limiter.delete("ip"), true);
       assert.equal(await limiter.delete("ip"), false);
       assert.equal((await limiter.consume("ip")).remainingPoints, 2);
-      await assert.rejects(limiter.reward("ip", 1), /CL.REFUND/);
+      await assert.rejects(limiter.set("ip", 1, 60), /no GCRA equivalent/);
+    });
+
+    it("RateLimiterGuard: reward is CL.REFUND, block and blockDuration are BLOCK", async () => {
+      const keyPrefix = `flx-${randomUUID()}`;
+      const limiter = new RateLimiterGuard({ guard: g, points: 3, duration: 60, keyPrefix }); // T 20 s
+      await limiter.consume("ip", 2);
+      assert.deepEqual((await limiter.reward("ip", 1)).toJSON(), { remainingPoints: 2, msBeforeNext: 20_000, consumedPoints: 1, isFirstInDuration: false });
+      // Never above a full limiter, whose key is gone.
+      assert.equal((await limiter.reward("ip", 5)).remainingPoints, 3);
+      assert.equal(await con.exists(limiter.getKey("ip")), 0);
+      assert.equal(await limiter.get("ip"), null);
+      // block: refused for 120 s, beyond the 60 s a full refill takes; its
+      // first point comes back then, the other two (2 T) after it.
+      assert.deepEqual((await limiter.block("ip", 120)).toJSON(), { remainingPoints: 0, msBeforeNext: 120_000, consumedPoints: 3, isFirstInDuration: false });
+      const pttl = await con.pttl(limiter.getKey("ip"));
+      assert.ok(pttl > 159_000 && pttl <= 160_000, `PTTL ${pttl}`);
+      const refused = await limiter.consume("ip").then(() => assert.fail("allowed while blocked"), (res) => res);
+      assert.equal(refused.msBeforeNext, 120_000);
+      // A shorter block keeps the longer one.
+      assert.equal((await limiter.block("ip", 10)).msBeforeNext, 120_000);
+      // Inside the library's union: still refused, for as long.
+      const union = new RateLimiterUnion(limiter, new RateLimiterGuard({ guard: g, points: 100, duration: 60, keyPrefix: `${keyPrefix}-wide` }));
+      const rejected = await union.consume("ip").then(() => assert.fail("the union allowed a blocked key"), (res) => res);
+      assert.equal(rejected[keyPrefix].msBeforeNext, 120_000);
+      await assert.rejects(limiter.block("ip", 0), /at least 1 second/);
+
+      // blockDuration: an allowed consume blocks nothing; the first refused
+      // one blocks the key for 300 s; the next refusal says the same.
+      const boxed = new RateLimiterGuard({ guard: g, points: 2, duration: 60, keyPrefix: `${keyPrefix}-box`, blockDuration: 300 });
+      assert.equal(boxed.blockDuration, 300);
+      assert.equal((await boxed.consume("ip")).msBeforeNext, 30_000);
+      assert.equal((await boxed.consume("ip")).msBeforeNext, 60_000);
+      const boxedOut = await boxed.consume("ip").then(() => assert.fail("allowed past the limit"), (res) => res);
+      assert.deepEqual(boxedOut.toJSON(), { remainingPoints: 0, msBeforeNext: 300_000, consumedPoints: 2, isFirstInDuration: false });
+      assert.equal((await boxed.penalty("ip", 1)).msBeforeNext, 300_000);
+      // Without it (the setter, as rate-limiter-flexible's own limiters have it): refused for T only.
+      boxed.blockDuration = 0;
+      const plain = new RateLimiterGuard({ guard: g, points: 2, duration: 60, keyPrefix: `${keyPrefix}-plain` });
+      await plain.consume("ip", 2);
+      assert.equal((await plain.penalty("ip", 1)).msBeforeNext, 30_000);
+      assert.throws(() => { boxed.blockDuration = 1.5; }, /whole seconds/);
     });
   });
 }
