@@ -16,7 +16,7 @@ import {
   clients, clusterAddresses, clusterNoModuleAddresses, guardPackage, library, major, standaloneAddress, standaloneNoModuleAddress, version,
 } from "./clients.mjs";
 
-const { guard, ALREADY_WON, SOLD_OUT, CampaignExists, GuardError, NoSuchCampaign, WrongType } = guardPackage;
+const { guard, ALREADY_WON, SOLD_OUT, CampaignExists, GuardError, LeaseRefused, NoSuchCampaign, WrongType } = guardPackage;
 const run = `${library}${major}:${process.pid}`;
 const N = 4;
 
@@ -316,6 +316,16 @@ function cases(tag) {
       ],
     },
     {
+      // A confirmed claim: nothing to renew (0); a missing one -3. (A
+      // held one's new end is a time: the lease test checks it.)
+      method: "renew",
+      setup: (key) => [["COUPON.CREATE", key, 2], ["COUPON.ISSUE", key, "u1", 2]],
+      steps: [
+        { guard: (g, key) => g.renew(key, 1, { hold: 60 }), raw: (key) => ["COUPON.RENEW", key, 1, "HOLD", 60], parse: expected.int },
+        { guard: (g, key) => g.renew(key, 9), raw: (key) => ["COUPON.RENEW", key, 9], parse: expected.int },
+      ],
+    },
+    {
       method: "release",
       setup: (key) => [["COUPON.CREATE", key, 2], ["COUPON.RESERVE", key, "u1"], withLedger(key, 2), ["COUPON.RESERVE", led(key), "u1", "LEDGER", ledger(key)]],
       steps: [
@@ -405,7 +415,7 @@ const commandName = {
   issue: "coupon.issue", revoke: "coupon.revoke", throttle: "cl.throttle", throttleAll: "cl.throttleall", refund: "cl.refund",
   quota: "cl.quota",
   create: "coupon.create", reserve: "coupon.reserve", confirm: "coupon.confirm", release: "coupon.release",
-  campaignInfo: "coupon.info", claims: "coupon.claims", alter: "coupon.alter", reclaim: "coupon.reclaim",
+  campaignInfo: "coupon.info", renew: "coupon.renew", claims: "coupon.claims", alter: "coupon.alter", reclaim: "coupon.reclaim",
   reserveAll: "coupon.reserveall",
 };
 
@@ -447,6 +457,7 @@ const badCalls = (tag) => {
     [(g) => g.reserve(k("none"), "u"), ["COUPON.RESERVE", k("none"), "u"]],
     [(g) => g.confirm(k("none"), 1), ["COUPON.CONFIRM", k("none"), 1]],
     [(g) => g.release(k("none"), 1), ["COUPON.RELEASE", k("none"), 1]],
+    [(g) => g.renew(k("none"), 1, { hold: 0 }), ["COUPON.RENEW", k("none"), 1, "HOLD", 0]],
     [(g) => g.alter(k("none"), { limit: 0 }), ["COUPON.ALTER", k("none"), "LIMIT", 0]],
     [(g) => g.reclaim(k("none"), { count: 0 }), ["COUPON.RECLAIM", k("none"), "COUNT", 0]],
     [(g) => g.reserveAll([k("a"), k("a")], "u"), ["COUPON.RESERVEALL", 2, k("a"), k("a"), "u"]],
@@ -578,6 +589,7 @@ async function optionsLeftOutAreNotSent(side, tag) {
     [() => g.reserve(k("camp"), "v", { id: "r" }), ["COUPON.RESERVE", k("camp"), "v", "ID", "r"]],
     [() => g.confirm(k("camp"), 1), ["COUPON.CONFIRM", k("camp"), "1"]],
     [() => g.release(k("camp"), 1), ["COUPON.RELEASE", k("camp"), "1"]],
+    [() => g.renew(k("camp"), 2, { hold: 9 }), ["COUPON.RENEW", k("camp"), "2", "HOLD", "9"]],
     [() => g.create(k("c3"), 3, { ledger: k("l"), maxlen: 9 }), ["COUPON.CREATE", k("c3"), "3", "LEDGER", k("l"), "MAXLEN", "9"]],
     [() => g.reserve(k("c3"), "u", { ledger: k("l") }), ["COUPON.RESERVE", k("c3"), "u", "LEDGER", k("l")]],
     [() => g.confirm(k("c3"), 1, { ledger: k("l") }), ["COUPON.CONFIRM", k("c3"), "1", "LEDGER", k("l")]],
@@ -713,6 +725,27 @@ describe(`${library} ${version} standalone`, () => {
         it("options left out are not sent", () => optionsLeftOutAreNotSent(side, tag));
         it("the application's own commands share a transaction; CONFIRM answers by name", () => rawCommandsShareTheTransaction(side, `${tag}:raw`));
         it("an application's unknown command keeps an auto guard on the module", () => anApplicationsUnknownCommandKeepsTheModule(side, `${tag}:unknown`));
+        it("withLease holds a slot while the work runs, renews it and releases it, also on a throw", async () => {
+          if (!side.runs(["COUPON.CREATE", "COUPON.RENEW"])) return;
+          const g = side.guard();
+          const key = `{${tag}}:lease`;
+          await g.create(key, 1, { hold: 1 });
+          const result = await g.withLease(key, "w1", { hold: 1 }, async (lease) => {
+            // Past the first end (1 s): renewed every third of it, still held.
+            await new Promise((resolve) => setTimeout(resolve, 2200));
+            assert.equal((await g.reserve(key, "w2")).claim, -2);
+            return lease.claim;
+          });
+          assert.ok(result > 0);
+          assert.equal((await g.campaignInfo(key)).held, 0);
+          await assert.rejects(g.withLease(key, "w1", {}, async () => { throw new RangeError("work failed"); }), RangeError);
+          assert.equal((await g.campaignInfo(key)).held, 0);
+          let ran = false;
+          await g.withLease(key, "w1", { hold: 30 }, async () => {
+            await assert.rejects(g.withLease(key, "w2", {}, async () => { ran = true; }), (error) => error instanceof LeaseRefused && error.code === -2);
+          });
+          assert.equal(ran, false);
+        });
         it("reset deletes a limiter's key, on either backend", async () => {
           const g = side.guard();
           const key = `{${tag}}:reset`;
@@ -1015,6 +1048,7 @@ function routedCalls(tag) {
       reserve: (t, i) => t.reserve(camp, `u${i}`),
       confirm: (t) => t.confirm(camp, 999999),
       release: (t) => t.release(camp, 999999),
+      renew: (t) => t.renew(camp, 999999),
       campaignInfo: (t) => t.campaignInfo(camp),
       claims: (t) => t.claims(camp, { count: 1 }),
       alter: (t, i) => t.alter(camp, { limit: 2000 + i }),
