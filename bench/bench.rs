@@ -35,9 +35,12 @@ const THROTTLE_ALL_LUA: &str = include_str!("../bench/scripts/throttle_all.lua")
 const SLIDECHECK_LUA: &str = include_str!("../bench/scripts/slidecheck.lua");
 const DISTINCT_LUA: &str = include_str!("../bench/scripts/distinct.lua");
 const INCRCHECK_ALERT_LUA: &str = include_str!("../bench/scripts/incrcheck_alert.lua");
+const QUOTA_LUA: &str = include_str!("../bench/scripts/quota.lua");
+const REFUND_LUA: &str = include_str!("../bench/scripts/refund.lua");
+const THROTTLE_BLOCK_LUA: &str = include_str!("../bench/scripts/throttle_block.lua");
 
 /// Every Lua twin, by the name its sha and its function go by.
-const SCRIPTS: [(&str, &str); 8] = [
+const SCRIPTS: [(&str, &str); 11] = [
     ("incrcheck", INCRCHECK_LUA),
     ("decrclamp", DECRCLAMP_LUA),
     ("coupon_issue", COUPON_LUA),
@@ -46,6 +49,9 @@ const SCRIPTS: [(&str, &str); 8] = [
     ("slidecheck", SLIDECHECK_LUA),
     ("distinct", DISTINCT_LUA),
     ("incrcheck_alert", INCRCHECK_ALERT_LUA),
+    ("quota", QUOTA_LUA),
+    ("refund", REFUND_LUA),
+    ("throttle_block", THROTTLE_BLOCK_LUA),
 ];
 
 /// One measured command line.
@@ -60,6 +66,34 @@ struct Case {
     args: Vec<String>,
     /// Limiter checks a request makes: ratios compare checks per second.
     checks: f64,
+    /// Cells set anew before each run of the row.
+    seed: Option<Seed>,
+    /// What the row's replies must be, checked around each run.
+    expect: Option<Expect>,
+}
+
+/// GCRA cells set before each run of a row, so that every run finds its
+/// keys as the row says (drained, blocked), however long the rows before
+/// it took.
+#[derive(Clone, Copy)]
+struct Seed {
+    /// The keys `{prefix}:{i:012}`, one per number of the keyspace (as
+    /// redis-benchmark writes `__rand_int__`).
+    prefix: &'static str,
+    /// Their arrival time, this many seconds from now.
+    ahead_s: i64,
+    /// In microseconds (the Lua twins' layout), not the module's nanoseconds.
+    micros: bool,
+}
+
+/// A row's claim about its calls, checked on every run: a sample call on
+/// one key of the keyspace, before the run and after it, must give a reply
+/// `reply` accepts; and for a native row, the INFO guard counter `counter`
+/// must move once per call the run made (`cmdstat_...:calls`).
+#[derive(Clone, Copy)]
+struct Expect {
+    reply: fn(&[i64]) -> bool,
+    counter: Option<&'static str>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -77,7 +111,28 @@ enum Family {
     Distinct,
     /// MON.INCRCHECK naming an alert stream, on calls that cross nothing.
     Alert,
+    /// CL.QUOTA with a window in seconds, allowed calls (the common path).
+    Quota,
+    /// CL.QUOTA with `day TZ Asia/Seoul`, allowed calls.
+    QuotaDay,
+    /// MON.INCRCHECK with `day TZ Asia/Seoul` against a window in seconds.
+    Calendar,
+    /// CL.REFUND on drained cells: every call moves an arrival time back.
+    Refund,
+    /// CL.THROTTLE ... BLOCK on blocked cells: every call is refused and
+    /// pushes the arrival time on.
+    Block,
 }
+
+/// The families of the commands and options new in 0.4.0: the rows
+/// `GUARD_BENCH_ONLY=quota` runs.
+const QUOTA_FAMILIES: [Family; 5] = [
+    Family::Calendar,
+    Family::Quota,
+    Family::QuotaDay,
+    Family::Refund,
+    Family::Block,
+];
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 enum Kind {
@@ -105,9 +160,23 @@ fn cases(shas: &HashMap<&str, String>) -> Vec<Case> {
         stat,
         args: words(&line),
         checks: 1.0,
+        seed: None,
+        expect: None,
     };
     let two_checks = |case: Case| Case {
         checks: 2.0,
+        ..case
+    };
+    let expecting = |reply, counter, case: Case| Case {
+        expect: Some(Expect { reply, counter }),
+        ..case
+    };
+    let seeded = |prefix, ahead_s, micros, case: Case| Case {
+        seed: Some(Seed {
+            prefix,
+            ahead_s,
+            micros,
+        }),
         ..case
     };
     use Family::*;
@@ -124,6 +193,7 @@ fn cases(shas: &HashMap<&str, String>) -> Vec<Case> {
         &shas["distinct"],
         &shas["incrcheck_alert"],
     );
+    let (quota, refund, block) = (&shas["quota"], &shas["refund"], &shas["throttle_block"]);
     // A per-user API limiter (1 a minute, bursts of 101) whose keys live
     // for the whole run: every call takes the allowed path, which writes.
     let limiter = "100 1 60 1";
@@ -365,7 +435,177 @@ fn cases(shas: &HashMap<&str, String>) -> Vec<Case> {
                  1 100 1 60 1000 1 86400"
             ),
         )),
+        // New in 0.4.0 (`GUARD_BENCH_ONLY=quota` runs these alone). A
+        // calendar window against one in seconds: the zone's period end is
+        // cached, so `day TZ` should cost about what seconds do.
+        expecting(
+            counted_no_crossing,
+            None,
+            case(
+                "MON.INCRCHECK (window 3600 s)",
+                Calendar,
+                Sibling,
+                "mon.incrcheck",
+                "MON.INCRCHECK isec:__rand_int__ 1 3600 100 1000".into(),
+            ),
+        ),
+        expecting(
+            counted_no_crossing,
+            None,
+            case(
+                "MON.INCRCHECK ... day TZ Asia/Seoul",
+                Calendar,
+                Native,
+                "mon.incrcheck",
+                "MON.INCRCHECK iday:__rand_int__ 1 day 100 1000 TZ Asia/Seoul".into(),
+            ),
+        ),
+        // A quota of 1000 a window no key reaches: every call is allowed
+        // and adds (the common path, which writes).
+        expecting(
+            quota_allowed,
+            Some("quota_allowed"),
+            case(
+                "CL.QUOTA (window 3600 s)",
+                Quota,
+                Native,
+                "cl.quota",
+                "CL.QUOTA quota:__rand_int__ 1000 3600".into(),
+            ),
+        ),
+        expecting(
+            quota_allowed,
+            None,
+            case(
+                "EVALSHA quota.lua (window 3600 s)",
+                Quota,
+                EvalSha,
+                "evalsha",
+                format!("EVALSHA {quota} 1 luaquota:__rand_int__ 1000 3600 1"),
+            ),
+        ),
+        expecting(
+            quota_allowed,
+            Some("quota_allowed"),
+            case(
+                "CL.QUOTA ... day TZ Asia/Seoul",
+                QuotaDay,
+                Native,
+                "cl.quota",
+                "CL.QUOTA qday:__rand_int__ 1000 day TZ Asia/Seoul".into(),
+            ),
+        ),
+        // The twin's calendar is a fixed offset (+09:00), right for Seoul.
+        expecting(
+            quota_allowed,
+            None,
+            case(
+                "EVALSHA quota.lua (day, UTC+9 as an argument)",
+                QuotaDay,
+                EvalSha,
+                "evalsha",
+                format!("EVALSHA {quota} 1 luaqday:__rand_int__ 1000 day 1 32400"),
+            ),
+        ),
+        // Refunds on drained cells (the limiter's 101 places all taken:
+        // arrival time now + 101 × 60 s, set before each run): each call
+        // moves a time back 60 s, which no run brings back to now.
+        seeded(
+            "ref",
+            DRAINED_S,
+            false,
+            expecting(
+                refunded,
+                Some("throttle_refunds"),
+                case(
+                    "CL.REFUND (drained cell)",
+                    Refund,
+                    Native,
+                    "cl.refund",
+                    format!("CL.REFUND ref:__rand_int__ {limiter}"),
+                ),
+            ),
+        ),
+        seeded(
+            "luaref",
+            DRAINED_S,
+            true,
+            expecting(
+                refunded,
+                None,
+                case(
+                    "EVALSHA refund.lua (drained cell)",
+                    Refund,
+                    EvalSha,
+                    "evalsha",
+                    format!("EVALSHA {refund} 1 luaref:__rand_int__ {limiter}"),
+                ),
+            ),
+        ),
+        // A penalty box under attack: cells just blocked (now + 60 s +
+        // 100 × 60 s, set before each run), so every call is refused and
+        // pushes the arrival time on to its own now + 6060 s.
+        seeded(
+            "blk",
+            BLOCKED_S,
+            false,
+            expecting(
+                blocked,
+                Some("throttle_blocked"),
+                case(
+                    "CL.THROTTLE ... BLOCK 60 (blocked cell)",
+                    Block,
+                    Native,
+                    "cl.throttle",
+                    format!("CL.THROTTLE blk:__rand_int__ {limiter} BLOCK 60"),
+                ),
+            ),
+        ),
+        seeded(
+            "luablk",
+            BLOCKED_S,
+            true,
+            expecting(
+                blocked,
+                None,
+                case(
+                    "EVALSHA throttle_block.lua (blocked cell)",
+                    Block,
+                    EvalSha,
+                    "evalsha",
+                    format!("EVALSHA {block} 1 luablk:__rand_int__ {limiter} 60"),
+                ),
+            ),
+        ),
     ]
+}
+
+/// The limiter `100 1 60` with its 101 places taken: its arrival time is
+/// 101 × 60 s ahead.
+const DRAINED_S: i64 = 101 * 60;
+/// The limiter `100 1 60` just blocked by `BLOCK 60`: now + 60 s + 100 × 60 s.
+const BLOCKED_S: i64 = 60 + 100 * 60;
+
+/// MON.INCRCHECK's `[current, level]`: counted, no threshold crossed.
+fn counted_no_crossing(reply: &[i64]) -> bool {
+    matches!(reply, [current, 0] if *current >= 1)
+}
+
+/// CL.QUOTA's: allowed, the units counted, a window running.
+fn quota_allowed(reply: &[i64]) -> bool {
+    matches!(reply, [0, limit, remaining, -1, reset] if remaining < limit && *reset > 0)
+}
+
+/// CL.REFUND's: a cell still behind (not full, not deleted, not missing).
+fn refunded(reply: &[i64]) -> bool {
+    matches!(reply, [0, limit, remaining, -1, reset] if remaining < limit && *reset > 0)
+}
+
+/// A refused CL.THROTTLE whose BLOCK 60 acted: no place left and the
+/// next request allowed 60 s from this call (a cell merely drained, or
+/// blocked by an earlier call and not pushed on, would say less).
+fn blocked(reply: &[i64]) -> bool {
+    matches!(reply, [1, _, 0, 60, _])
 }
 
 /// The three scripts as one Redis Functions library, unchanged: each body
@@ -386,6 +626,8 @@ struct Sample {
     rps: f64,
     usec_per_call: f64,
     cpu_us_per_request: f64,
+    /// The sample call's reply after the run, for rows that expect one.
+    reply: Vec<i64>,
 }
 
 fn info(con: &mut Connection, section: &str) -> String {
@@ -405,24 +647,104 @@ fn main_thread_cpu_s(con: &mut Connection) -> f64 {
         .sum()
 }
 
-fn usec_per_call(con: &mut Connection, stat: &str) -> f64 {
+/// One field (`usec_per_call`, `calls`) of a command's INFO commandstats line.
+fn command_stat(con: &mut Connection, stat: &str, field: &str) -> f64 {
     let stats = info(con, "commandstats");
     let prefix = format!("cmdstat_{stat}:");
+    let field = format!("{field}=");
     stats
         .lines()
         .find_map(|l| l.strip_prefix(&prefix))
-        .and_then(|fields| {
-            fields
-                .split(',')
-                .find_map(|f| f.strip_prefix("usec_per_call="))
-        })
+        .and_then(|fields| fields.split(',').find_map(|f| f.strip_prefix(&field)))
         .and_then(|v| v.parse().ok())
         .unwrap_or(f64::NAN)
 }
 
-fn run(server: &Server, con: &mut Connection, case: &Case, pipeline: u32) -> Sample {
+fn usec_per_call(con: &mut Connection, stat: &str) -> f64 {
+    command_stat(con, stat, "usec_per_call")
+}
+
+/// An `INFO guard` counter (`guard_{name}`).
+fn guard_counter(con: &mut Connection, name: &str) -> i64 {
+    let prefix = format!("guard_{name}:");
+    info(con, "guard")
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("INFO guard has no {name}"))
+}
+
+/// Sets a row's cells as its [`Seed`] says, from the server's clock.
+fn seed(con: &mut Connection, seed: &Seed) {
+    let (s, us): (i64, i64) = redis::cmd("TIME").query(con).unwrap();
+    let (tat, expires_ms) = if seed.micros {
+        let tat = (s + seed.ahead_s) * 1_000_000 + us;
+        (tat, (tat + 999) / 1_000)
+    } else {
+        let tat = (s + seed.ahead_s) * 1_000_000_000 + us * 1_000;
+        (tat, (tat + 999_999) / 1_000_000)
+    };
+    let mut pipe = redis::pipe();
+    for i in 0..KEYSPACE.parse::<u32>().unwrap() {
+        pipe.cmd("SET")
+            .arg(format!("{}:{i:012}", seed.prefix))
+            .arg(tat)
+            .arg("PXAT")
+            .arg(expires_ms)
+            .ignore();
+    }
+    let _: () = pipe.query(con).unwrap();
+}
+
+/// The row's command on one key of its keyspace, as redis-benchmark sends it.
+fn sample_reply(con: &mut Connection, case: &Case) -> Vec<i64> {
+    let args: Vec<String> = case
+        .args
+        .iter()
+        .map(|a| a.replace("__rand_int__", "000000000042"))
+        .collect();
+    redis::cmd(&args[0])
+        .arg(&args[1..])
+        .query(con)
+        .unwrap_or_else(|e| panic!("{}: {e}", case.name))
+}
+
+/// One run of a row: its cells seeded, its claim checked before and after
+/// (a row that measured other replies than it says would measure nothing).
+fn run_row(server: &Server, con: &mut Connection, case: &Case, pipeline: u32) -> Sample {
+    if let Some(s) = &case.seed {
+        seed(con, s);
+    }
+    let Some(expect) = case.expect else {
+        return run(server, con, case, pipeline, None);
+    };
+    let check = |reply: &[i64], when: &str| {
+        assert!(
+            (expect.reply)(reply),
+            "{} -P {pipeline}: reply {reply:?} {when} the run is not what the row claims",
+            case.name
+        );
+    };
+    check(&sample_reply(con, case), "before");
+    let sample = run(server, con, case, pipeline, expect.counter);
+    let reply = sample_reply(con, case);
+    check(&reply, "after");
+    Sample { reply, ..sample }
+}
+
+/// One redis-benchmark run of a row. With `counter`, that INFO guard
+/// counter must move once per call the server counted for the row's
+/// command (every call took the row's path).
+fn run(
+    server: &Server,
+    con: &mut Connection,
+    case: &Case,
+    pipeline: u32,
+    counter: Option<&str>,
+) -> Sample {
     let requests: u32 = if pipeline == 1 { 100_000 } else { 400_000 };
     let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(con).unwrap();
+    let counted_before = counter.map(|c| guard_counter(con, c));
     let cpu_before = main_thread_cpu_s(con);
     let output = Command::new("redis-benchmark")
         .args([
@@ -446,6 +768,15 @@ fn run(server: &Server, con: &mut Connection, case: &Case, pipeline: u32) -> Sam
         .output()
         .expect("redis-benchmark (make deps installs redis-tools)");
     let cpu = main_thread_cpu_s(con) - cpu_before;
+    if let (Some(counter), Some(before)) = (counter, counted_before) {
+        let moved = guard_counter(con, counter) - before;
+        let calls = command_stat(con, case.stat, "calls");
+        assert!(
+            moved as f64 == calls && calls >= f64::from(requests),
+            "{} -P {pipeline}: {counter} moved {moved} for {calls} calls",
+            case.name
+        );
+    }
     let csv = String::from_utf8_lossy(&output.stdout);
     let rps = csv
         .lines()
@@ -457,6 +788,7 @@ fn run(server: &Server, con: &mut Connection, case: &Case, pipeline: u32) -> Sam
         rps,
         usec_per_call: usec_per_call(con, case.stat),
         cpu_us_per_request: cpu * 1e6 / f64::from(requests),
+        reply: Vec::new(),
     }
 }
 
@@ -713,14 +1045,168 @@ fn ratio(
     let other = cases
         .iter()
         .position(|c| c.family == family && c.kind == kind)?;
+    Some(ratio_to(results, cases, index, other, pipeline))
+}
+
+/// [`ratio`] against any other row.
+fn ratio_to(results: &Results, cases: &[Case], index: usize, other: usize, pipeline: u32) -> f64 {
     let (mine, theirs) = (&results[&(index, pipeline)], &results[&(other, pipeline)]);
     let (my_checks, their_checks) = (cases[index].checks, cases[other].checks);
-    Some(median(
+    median(
         mine.iter()
             .zip(theirs)
             .map(|(a, b)| (a.rps * my_checks) / (b.rps * their_checks))
             .collect(),
-    ))
+    )
+}
+
+/// The targets of the rows new in 0.4.0, by row name: (row, compared
+/// with, ratio of rps wanted; none: reported only).
+const QUOTA_TARGETS: [(&str, &str, Option<f64>); 7] = [
+    (
+        "CL.QUOTA (window 3600 s)",
+        "EVALSHA quota.lua (window 3600 s)",
+        Some(2.0),
+    ),
+    (
+        "CL.QUOTA ... day TZ Asia/Seoul",
+        "EVALSHA quota.lua (day, UTC+9 as an argument)",
+        Some(2.0),
+    ),
+    // Within 10 % of the fixed-window counter it is built like.
+    (
+        "CL.QUOTA (window 3600 s)",
+        "MON.INCRCHECK (window 3600 s)",
+        Some(0.90),
+    ),
+    // A calendar window costs at most 5 % more: rps at least 1 / 1.05.
+    (
+        "MON.INCRCHECK ... day TZ Asia/Seoul",
+        "MON.INCRCHECK (window 3600 s)",
+        Some(1.0 / 1.05),
+    ),
+    (
+        "CL.QUOTA ... day TZ Asia/Seoul",
+        "CL.QUOTA (window 3600 s)",
+        None,
+    ),
+    (
+        "CL.REFUND (drained cell)",
+        "EVALSHA refund.lua (drained cell)",
+        Some(2.0),
+    ),
+    (
+        "CL.THROTTLE ... BLOCK 60 (blocked cell)",
+        "EVALSHA throttle_block.lua (blocked cell)",
+        Some(2.0),
+    ),
+];
+
+/// [`QUOTA_TARGETS`] as table lines (rows not in `cases` left out): the
+/// ratio at each of `pipelines`, judged at the last (-P 16: at -P 1 the
+/// round trip hides most of any command's cost, as the main targets say).
+fn quota_target_lines(cases: &[Case], results: &Results, pipelines: &[u32]) -> String {
+    let row = |name: &str| cases.iter().position(|c| c.name == name);
+    let judged = *pipelines.last().unwrap();
+    let mut out = String::new();
+    for (name, against, wanted) in QUOTA_TARGETS {
+        let (Some(i), Some(j)) = (row(name), row(against)) else {
+            continue;
+        };
+        let measured: Vec<f64> = pipelines
+            .iter()
+            .map(|&p| ratio_to(results, cases, i, j, p))
+            .collect();
+        let (wanted, verdict) = match wanted {
+            Some(w) if measured[measured.len() - 1] >= w => (format!("≥ {w:.3}"), "met"),
+            Some(w) => (format!("≥ {w:.3}"), "**not met**"),
+            None => ("(reported)".to_string(), ""),
+        };
+        let measured: Vec<String> = measured.iter().map(|m| format!("{m:.3}")).collect();
+        // One depth: named in the label, as the main targets do.
+        let depth = if pipelines.len() == 1 {
+            format!(", -P {judged}")
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "| {name} / {against}{depth} | {} | {wanted} | {verdict} |",
+            measured.join(" | ")
+        )
+        .unwrap();
+    }
+    out
+}
+
+/// `GUARD_BENCH_ONLY=quota`: the rows of CL.QUOTA, calendar windows,
+/// CL.REFUND and BLOCK, measured as `make bench` measures its rows (the
+/// same runs, rounds and pipeline depths) on a fresh server of their own;
+/// their table and targets.
+fn quota_rows() -> String {
+    let server = Server::with_args(&["--appendonly", "no"]);
+    let mut con = server.con();
+    let shas = load_scripts(&mut con);
+    let cases: Vec<Case> = cases(&shas)
+        .into_iter()
+        .filter(|c| QUOTA_FAMILIES.contains(&c.family))
+        .collect();
+    let version = server_version(&mut con);
+    let results = measure(&cases, |case, pipeline| {
+        run_row(&server, &mut con, case, pipeline)
+    });
+    let date = Command::new("date")
+        .args(["-u", "+%Y-%m-%d"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let mut out = format!(
+        "\n## CL.QUOTA, calendar windows, CL.REFUND and BLOCK (`GUARD_BENCH_ONLY=quota`)\n\n\
+         `GUARD_BENCH_ONLY=quota make bench`, {date}, Redis {version}: these rows alone on a \
+         fresh server, as the main table measures its rows (`redis-benchmark -c {CLIENTS} -r \
+         {KEYSPACE}`, {ROUNDS} interleaved rounds, medians, ratios the median of each round's \
+         ratio). Twins: [`quota.lua`](scripts/quota.lua) (GET, PTTL, INCRBY and PEXPIREAT on \
+         the first add; its `day` is a fixed UTC offset passed as an argument, right for \
+         Seoul, not for a zone with DST), [`refund.lua`](scripts/refund.lua), \
+         [`throttle_block.lua`](scripts/throttle_block.lua). The quotas (1000 a window) are \
+         never reached: every call is allowed and adds. CL.REFUND's cells are drained (101 \
+         places taken) and the BLOCK rows' cells just blocked, set anew before each run, so \
+         every refund moves a time back and every BLOCK call is refused and pushes its cell \
+         on. Each run is checked: a sample call before and after it (the last one shown), and \
+         for the module's rows an INFO guard counter (`quota_allowed`, `throttle_refunds`, \
+         `throttle_blocked`) that moved once per call.\n\n\
+         | command | rps -P 1 | rps -P 16 | × Lua twin -P 1 | × Lua twin -P 16 | usec/call -P 16 \
+         | main-thread CPU µs/req -P 16 | sample reply |\n|---|---|---|---|---|---|---|---|\n"
+    );
+    for (i, case) in cases.iter().enumerate() {
+        let twin = |pipeline| {
+            if case.kind == Kind::Native {
+                ratio(&results, &cases, i, pipeline, Kind::EvalSha)
+                    .map_or(String::new(), |r| format!("{r:.2}"))
+            } else {
+                String::new()
+            }
+        };
+        writeln!(
+            out,
+            "| {} | {:.0} | {:.0} | {} | {} | {:.2} | {:.2} | `{:?}` |",
+            case.name,
+            median_of(&results, (i, 1), |s| s.rps),
+            median_of(&results, (i, 16), |s| s.rps),
+            twin(1),
+            twin(16),
+            median_of(&results, (i, 16), |s| s.usec_per_call),
+            median_of(&results, (i, 16), |s| s.cpu_us_per_request),
+            results[&(i, 16)].last().unwrap().reply,
+        )
+        .unwrap();
+    }
+    out.push_str(
+        "\n| target | measured -P 1 | measured -P 16 | wanted at -P 16 | |\n\
+         |---|---|---|---|---|\n",
+    );
+    out.push_str(&quota_target_lines(&cases, &results, &PIPELINES));
+    out
 }
 
 fn report(cases: &[Case], results: &Results, memory: &[(i64, i64, i64)], version: &str) -> String {
@@ -805,6 +1291,7 @@ fn report(cases: &[Case], results: &Results, memory: &[(i64, i64, i64)], version
         );
         writeln!(out, "{line}").unwrap();
     }
+    out.push_str(&quota_target_lines(cases, results, &[16]));
     writeln!(
         out,
         "\n## Memory per counter (`MEMORY USAGE`, bytes)\n\n| value | \
@@ -894,6 +1381,34 @@ fn profile() -> String {
     )
 }
 
+fn server_version(con: &mut Connection) -> String {
+    info(con, "server")
+        .lines()
+        .find_map(|l| l.strip_prefix("redis_version:"))
+        .unwrap_or("?")
+        .trim()
+        .to_string()
+}
+
+/// Every case at both pipeline depths, `ROUNDS` interleaved rounds:
+/// `run_case` runs one.
+fn measure(cases: &[Case], mut run_case: impl FnMut(&Case, u32) -> Sample) -> Results {
+    let mut samples: Results = HashMap::new();
+    for round in 1..=ROUNDS {
+        for pipeline in PIPELINES {
+            for (i, case) in cases.iter().enumerate() {
+                let sample = run_case(case, pipeline);
+                eprintln!(
+                    "round {round} -P {pipeline:<2} {:<38} {:>10.0} rps",
+                    case.name, sample.rps
+                );
+                samples.entry((i, pipeline)).or_default().push(sample);
+            }
+        }
+    }
+    samples
+}
+
 fn main() {
     // `GUARD_BENCH_ONLY=memory make bench`: the memory table alone, printed.
     if std::env::var("GUARD_BENCH_ONLY").as_deref() == Ok("memory") {
@@ -904,6 +1419,13 @@ fn main() {
     // printed (RESULTS.md untouched).
     if std::env::var("GUARD_BENCH_ONLY").as_deref() == Ok("campaigns") {
         println!("{}", campaigns());
+        return;
+    }
+    // `GUARD_BENCH_ONLY=quota make bench`: the rows of CL.QUOTA, calendar
+    // windows, CL.REFUND and BLOCK alone, with their targets, printed
+    // (RESULTS.md untouched).
+    if std::env::var("GUARD_BENCH_ONLY").as_deref() == Ok("quota") {
+        println!("{}", quota_rows());
         return;
     }
     let server = Server::with_args(&["--appendonly", "no"]);
@@ -926,33 +1448,15 @@ fn main() {
         .query(&mut peer_con)
         .unwrap();
     let cases = cases(&shas);
-    let version = info(&mut con, "server")
-        .lines()
-        .find_map(|l| l.strip_prefix("redis_version:"))
-        .unwrap_or("?")
-        .trim()
-        .to_string();
+    let version = server_version(&mut con);
 
-    let mut samples: Results = HashMap::new();
-    for round in 1..=ROUNDS {
-        for pipeline in PIPELINES {
-            for (i, case) in cases.iter().enumerate() {
-                let sample = match (case.family, case.kind) {
-                    (_, Kind::Peer) => run(&peer, &mut peer_con, case, pipeline),
-                    (Family::Throttle | Family::ThrottleAll, _) => {
-                        run(&throttle, &mut throttle_con, case, pipeline)
-                    }
-                    _ => run(&server, &mut con, case, pipeline),
-                };
-                eprintln!(
-                    "round {round} -P {pipeline:<2} {:<38} {:>10.0} rps",
-                    case.name, sample.rps
-                );
-                samples.entry((i, pipeline)).or_default().push(sample);
-            }
+    let results = measure(&cases, |case, pipeline| match (case.family, case.kind) {
+        (_, Kind::Peer) => run_row(&peer, &mut peer_con, case, pipeline),
+        (Family::Throttle | Family::ThrottleAll, _) => {
+            run_row(&throttle, &mut throttle_con, case, pipeline)
         }
-    }
-    let results = samples;
+        _ => run_row(&server, &mut con, case, pipeline),
+    });
     let mut report = report(&cases, &results, &memory(&mut con), &version);
     report.push_str(&window_memory(&mut con));
     report.push_str(&real_memory());

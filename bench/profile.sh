@@ -45,6 +45,9 @@ while IFS='|' read -r label command; do
 done < <(grep -E "${PROFILE_ONLY:-.}" <<'CASES'
 incrby|INCRBY cnt:__rand_int__ 1
 incrcheck|MON.INCRCHECK new:__rand_int__ 1 3600 100 1000
+incrcheckday|MON.INCRCHECK day:__rand_int__ 1 day 100 1000 TZ Asia/Seoul
+quota|CL.QUOTA quo:__rand_int__ 1000 3600
+quotaday|CL.QUOTA qday:__rand_int__ 1000 day TZ Asia/Seoul
 decrby|DECRBY chk:__rand_int__ 1
 decrclamp|MON.DECRCLAMP chk:__rand_int__ 1
 sadd|SADD set:__rand_int__ user:__rand_int__
