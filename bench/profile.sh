@@ -46,6 +46,7 @@ done < <(grep -E "${PROFILE_ONLY:-.}" <<'CASES'
 incrby|INCRBY cnt:__rand_int__ 1
 incrcheck|MON.INCRCHECK new:__rand_int__ 1 3600 100 1000
 incrcheckday|MON.INCRCHECK day:__rand_int__ 1 day 100 1000 TZ Asia/Seoul
+incrcheckutc|MON.INCRCHECK utc:__rand_int__ 1 day 100 1000
 quota|CL.QUOTA quo:__rand_int__ 1000 3600
 quotaday|CL.QUOTA qday:__rand_int__ 1000 day TZ Asia/Seoul
 decrby|DECRBY chk:__rand_int__ 1

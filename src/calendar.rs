@@ -127,19 +127,24 @@ impl<'a> Zoned<'a> {
     }
 }
 
-/// Is `name` a zone: one whose ends are in the table, else one the
-/// database has (a lookup that takes a lock and clones the zone's rules).
+/// Is `name` a zone: one in the table, else one the database has (a
+/// lookup that takes a lock and clones the zone's rules).
 fn known_zone(name: &[u8]) -> Result<(), ErrorReply> {
-    if ENDS.with_borrow(|ends| ends.contains_key(name)) {
+    if ENDS.with_borrow(|ends| ends.knows(name)) {
         return Ok(());
     }
     zone(name).map(drop)
 }
 
+/// Files of a zoneinfo folder that name no zone: the host's own local
+/// time and the default rules of POSIX TZ strings.
+const NOT_ZONES: [&str; 2] = ["localtime", "posixrules"];
+
 /// A zone the database knows, by its IANA name.
 fn zone(name: &[u8]) -> Result<TimeZone, ErrorReply> {
     std::str::from_utf8(name)
         .ok()
+        .filter(|name| !NOT_ZONES.iter().any(|not| not.eq_ignore_ascii_case(name)))
         .and_then(|name| jiff::tz::db().get(name).ok())
         .ok_or_else(|| {
             ErrorReply::new("ERR tz is not a time zone name the server knows (e.g. Asia/Seoul)")
@@ -164,15 +169,45 @@ pub fn period_end(zone: &TimeZone, unit: Unit, now: Timestamp) -> Timestamp {
         .unwrap_or(next)
 }
 
-/// Ends worked out, by zone name as given, one per unit: (the instant it
-/// was worked out at, the end), valid for every instant between the two.
-type Ends = HashMap<Box<[u8]>, [Option<(i64, i64)>; Unit::NAMES.len()]>;
+/// A zone's ends, one per unit: (the instant it was worked out at, the
+/// end), valid for every instant between the two.
+type UnitEnds = [Option<(i64, i64)>; Unit::NAMES.len()];
+
+/// The ends worked out, by zone name as given. The zone of the last call
+/// is kept apart: a server's calls mostly name one zone, found by one
+/// comparison, without hashing the name.
+#[derive(Default)]
+struct Ends {
+    last: Option<(Box<[u8]>, UnitEnds)>,
+    others: HashMap<Box<[u8]>, UnitEnds>,
+}
 
 /// Bounds the table against callers who spell zones in ever new cases.
 const ZONES_KEPT: usize = 1024;
 
+impl Ends {
+    fn knows(&self, name: &[u8]) -> bool {
+        self.last.as_ref().is_some_and(|(last, _)| **last == *name)
+            || self.others.contains_key(name)
+    }
+
+    /// `name`'s ends, made the last zone's.
+    fn of(&mut self, name: &[u8]) -> &mut UnitEnds {
+        if self.last.as_ref().is_none_or(|(last, _)| **last != *name) {
+            let ends = self.others.remove(name).unwrap_or_default();
+            if let Some((last, its)) = self.last.replace((name.into(), ends)) {
+                if self.others.len() >= ZONES_KEPT {
+                    self.others.clear();
+                }
+                self.others.insert(last, its);
+            }
+        }
+        &mut self.last.as_mut().expect("the last zone").1
+    }
+}
+
 thread_local! {
-    static ENDS: RefCell<Ends> = RefCell::new(HashMap::new());
+    static ENDS: RefCell<Ends> = RefCell::new(Ends::default());
 }
 
 /// [`period_end`] in unix ms for the zone named `name`, from the table
@@ -180,19 +215,19 @@ thread_local! {
 fn period_end_ms(name: &[u8], unit: Unit, now_ms: i64) -> Result<i64, ErrorReply> {
     ENDS.with_borrow_mut(|ends| {
         let slot = unit as usize;
-        if let Some(Some((from, end))) = ends.get(name).map(|units| units[slot]) {
-            if from <= now_ms && now_ms < end {
-                return Ok(end);
+        let known = ends.knows(name);
+        if known {
+            if let Some((from, end)) = ends.of(name)[slot] {
+                if from <= now_ms && now_ms < end {
+                    return Ok(end);
+                }
             }
         }
         let now = Timestamp::from_millisecond(now_ms).map_err(|_| {
             ErrorReply::new("ERR the server's clock is out of the calendar's range")
         })?;
         let end = period_end(&zone(name)?, unit, now).as_millisecond();
-        if ends.len() >= ZONES_KEPT && !ends.contains_key(name) {
-            ends.clear();
-        }
-        ends.entry(name.into()).or_default()[slot] = Some((now_ms, end));
+        ends.of(name)[slot] = Some((now_ms, end));
         Ok(end)
     })
 }
@@ -234,7 +269,14 @@ mod tests {
     fn a_zone_must_be_known_and_beside_a_calendar_unit() {
         let day = Window::Calendar(Unit::Day);
         assert!(Zoned::new(day, Some(b"Asia/Seoul")).is_ok());
-        for bad in [&b"Asia/Nowhere"[..], b"", b"../../etc/passwd", b"\xff"] {
+        for bad in [
+            &b"Asia/Nowhere"[..],
+            b"",
+            b"../../etc/passwd",
+            b"\xff",
+            b"localtime",
+            b"posixrules",
+        ] {
             let error = Zoned::new(day, Some(bad)).unwrap_err();
             assert!(error.message().starts_with("ERR tz "), "{error}");
         }

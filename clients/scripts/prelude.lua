@@ -333,18 +333,34 @@ end
 
 -- A zone as the packages send it (or UTC by name), covering `now` and the
 -- month after; nil where it is none.
+-- Seconds as the packages write them: at most 12 digits (so every time
+-- here stays exact), an offset within a day.
+local function zone_seconds(text, offset)
+  if not (text and text:match('^%-?%d%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?$')) then return nil end
+  local n = tonumber(text)
+  if offset and (n <= -86400 or n >= 86400) then return nil end
+  return n
+end
+
 local function zone_rules(text, now)
   if string.upper(text) == 'UTC' then return UTC end
   local parts = {}
-  for part in (text .. '|'):gmatch('([^|]*)|') do parts[#parts + 1] = part end
-  local from, to, first = tonumber(parts[2] or ''), tonumber(parts[3] or ''), tonumber(parts[4] or '')
+  for part in (text .. '|'):gmatch('([^|]*)|') do
+    parts[#parts + 1] = part
+    if #parts > 68 then return nil end
+  end
+  local from, to, first = zone_seconds(parts[2]), zone_seconds(parts[3]), zone_seconds(parts[4], true)
   if not (from and to and first) or now < from * 1000 or now + 32 * 86400000 > to * 1000 then return nil end
   local rules = {offsets = {first}, starts = {}}
+  local last = from
   for i = 5, #parts do
-    local at, offset = parts[i]:match('^(%-?%d+):(%-?%d+)$')
-    if not at then return nil end
-    rules.starts[#rules.starts + 1] = tonumber(at)
-    rules.offsets[#rules.offsets + 1] = tonumber(offset)
+    local at, offset = parts[i]:match('^([^:]*):(.*)$')
+    at, offset = zone_seconds(at), zone_seconds(offset, true)
+    -- Changes in order, within the span.
+    if not (at and offset) or at <= last or at > to then return nil end
+    rules.starts[#rules.starts + 1] = at
+    rules.offsets[#rules.offsets + 1] = offset
+    last = at
   end
   return rules
 end

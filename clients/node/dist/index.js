@@ -318,16 +318,20 @@ class Guard {
             if (!beating)
                 return;
             this.renew(key, lease.claim, { hold: opts.hold ?? hold, ledger: opts.ledger }).then((until) => {
+                // Confirmed (0), or gone (-3: ended in a stall, or released by someone): nothing left to renew.
+                if (until === -3)
+                    process.emitWarning(`redis-guard: the lease of claim ${lease.claim} was lost; its slot may be another's now`);
                 if (until <= 0)
-                    beating = false; // confirmed, or gone: nothing left to renew
+                    beating = false;
             }, (error) => process.emitWarning(`redis-guard: renewing the lease of claim ${lease.claim} failed: ${String(error)}`));
-        }, (hold * 1000) / 3);
+        }, Math.min((hold * 1000) / 3, MAX_TIMER_MS));
         try {
             return await work(lease);
         }
         finally {
             clearInterval(beat);
-            await this.release(key, lease.claim, { ledger: opts.ledger });
+            // The slot frees itself when the lease ends: a failed release never replaces the work's own outcome.
+            await this.release(key, lease.claim, { ledger: opts.ledger }).catch((error) => process.emitWarning(`redis-guard: releasing the lease of claim ${lease.claim} failed; it ends with its hold: ${String(error)}`));
         }
     }
     /** @internal */
@@ -422,6 +426,8 @@ for (const name of Object.keys(commands_1.commands)) {
         configurable: true,
     });
 }
+/** The longest delay a Node timer takes (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** The module's commands over an ioredis or node-redis client (standalone or cluster). */
 function guard(client, options = {}) {
     return new Guard(client, options);

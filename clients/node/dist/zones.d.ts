@@ -5,8 +5,8 @@
  * the UTC offset in seconds before t1, then from each change on (UTC
  * seconds), from a day before now to 40 days after. A script refuses
  * rules that do not cover its server's clock and the month after it. A
- * name `Intl` does not know goes as it is, which the script refuses as the
- * module refuses an unknown zone.
+ * name `Intl` does not know goes without any `|`, which the script refuses
+ * as the module refuses an unknown zone.
  */
 /** `name` with its rules around `now` (unix seconds; default the clock, from a table renewed every 6 days). */
 export declare function encoded(name: string, now?: number): string;

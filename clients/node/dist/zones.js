@@ -6,8 +6,8 @@
  * the UTC offset in seconds before t1, then from each change on (UTC
  * seconds), from a day before now to 40 days after. A script refuses
  * rules that do not cover its server's clock and the month after it. A
- * name `Intl` does not know goes as it is, which the script refuses as the
- * module refuses an unknown zone.
+ * name `Intl` does not know goes without any `|`, which the script refuses
+ * as the module refuses an unknown zone.
  */
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.encoded = encoded;
@@ -19,6 +19,8 @@ const FRESH = 6 * 86400;
 /** An IANA name (`Asia/Seoul`, `Etc/GMT+5`), not one of the offsets `Intl` also takes. */
 const IANA = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
 const made = new Map();
+/** Bounds the table against callers who spell zones in ever new cases. */
+const KEPT = 1024;
 /** `name` with its rules around `now` (unix seconds; default the clock, from a table renewed every 6 days). */
 function encoded(name, now) {
     const at = now ?? Math.floor(Date.now() / 1000);
@@ -26,11 +28,13 @@ function encoded(name, now) {
     if (kept !== undefined && at - kept.at < FRESH)
         return kept.text;
     const format = formatIn(name);
-    if (format === undefined)
-        return name;
-    const text = rules(name, format, at);
-    if (now === undefined)
+    // An unknown name goes without any "|": no caller's text passes for rules.
+    const text = format === undefined ? name.split("|").join("") : rules(name, format, at);
+    if (now === undefined) {
+        if (made.size >= KEPT)
+            made.clear();
         made.set(name, { at, text });
+    }
     return text;
 }
 function formatIn(name) {

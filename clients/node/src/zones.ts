@@ -5,8 +5,8 @@
  * the UTC offset in seconds before t1, then from each change on (UTC
  * seconds), from a day before now to 40 days after. A script refuses
  * rules that do not cover its server's clock and the month after it. A
- * name `Intl` does not know goes as it is, which the script refuses as the
- * module refuses an unknown zone.
+ * name `Intl` does not know goes without any `|`, which the script refuses
+ * as the module refuses an unknown zone.
  */
 
 const BEFORE = 86400;
@@ -18,6 +18,8 @@ const FRESH = 6 * 86400;
 const IANA = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
 
 const made = new Map<string, { at: number; text: string }>();
+/** Bounds the table against callers who spell zones in ever new cases. */
+const KEPT = 1024;
 
 /** `name` with its rules around `now` (unix seconds; default the clock, from a table renewed every 6 days). */
 export function encoded(name: string, now?: number): string {
@@ -25,9 +27,12 @@ export function encoded(name: string, now?: number): string {
   const kept = now === undefined ? made.get(name) : undefined;
   if (kept !== undefined && at - kept.at < FRESH) return kept.text;
   const format = formatIn(name);
-  if (format === undefined) return name;
-  const text = rules(name, format, at);
-  if (now === undefined) made.set(name, { at, text });
+  // An unknown name goes without any "|": no caller's text passes for rules.
+  const text = format === undefined ? name.split("|").join("") : rules(name, format, at);
+  if (now === undefined) {
+    if (made.size >= KEPT) made.clear();
+    made.set(name, { at, text });
+  }
   return text;
 }
 

@@ -39,6 +39,22 @@ def _seconds(hold: Seconds) -> float:
     return hold.total_seconds() if isinstance(hold, timedelta) else float(hold)
 
 
+def _lost(key: EncodableT, reservation: Reservation, renewed: int) -> bool:
+    """Is there nothing left to renew: confirmed (0), or gone (-3: the
+    lease ended in a stall, or someone released it; said once)."""
+    if renewed == -3:
+        _log.warning("redis-guard: the lease of claim %s in %r was lost; its slot may be another's now",
+                     reservation.claim, key)
+    return renewed <= 0
+
+
+def _released_late(key: EncodableT, reservation: Reservation) -> None:
+    # The slot frees itself when the lease ends; the block's own outcome
+    # (its result or its exception) is not replaced by this one.
+    _log.warning("redis-guard: releasing the lease of claim %s in %r failed; it ends with its hold",
+                 reservation.claim, key, exc_info=True)
+
+
 def _acquired(key: EncodableT, reservation: Reservation) -> Reservation:
     if reservation.claim < 0:
         raise LeaseRefused(key, reservation.claim)
@@ -56,8 +72,8 @@ def hold_lease(
     def heartbeat() -> None:
         while not done.wait(_seconds(hold) / 3):
             try:
-                if guard.renew(key, reservation.claim, hold=hold, ledger=ledger) <= 0:
-                    return  # confirmed, or gone: nothing left to renew
+                if _lost(key, reservation, guard.renew(key, reservation.claim, hold=hold, ledger=ledger)):
+                    return
             except Exception:  # noqa: BLE001 - a lost beat is retried at the next
                 _log.warning("redis-guard: renewing the lease of claim %s in %r failed", reservation.claim, key,
                              exc_info=True)
@@ -69,7 +85,10 @@ def hold_lease(
     finally:
         done.set()
         beats.join()
-        guard.release(key, reservation.claim, ledger=ledger)
+        try:
+            guard.release(key, reservation.claim, ledger=ledger)
+        except Exception:  # noqa: BLE001 - the block's own outcome stands
+            _released_late(key, reservation)
 
 
 @contextlib.asynccontextmanager
@@ -84,7 +103,7 @@ async def hold_lease_async(
         while True:
             await asyncio.sleep(_seconds(hold) / 3)
             try:
-                if await guard.renew(key, reservation.claim, hold=hold, ledger=ledger) <= 0:
+                if _lost(key, reservation, await guard.renew(key, reservation.claim, hold=hold, ledger=ledger)):
                     return
             except Exception:  # noqa: BLE001 - a lost beat is retried at the next
                 _log.warning("redis-guard: renewing the lease of claim %s in %r failed", reservation.claim, key,
@@ -97,4 +116,7 @@ async def hold_lease_async(
         beats.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await beats
-        await guard.release(key, reservation.claim, ledger=ledger)
+        try:
+            await guard.release(key, reservation.claim, ledger=ledger)
+        except Exception:  # noqa: BLE001 - the block's own outcome stands
+            _released_late(key, reservation)

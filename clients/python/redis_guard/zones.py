@@ -5,7 +5,8 @@
 t1, then from each change on (UTC seconds), from a day before now to 40
 days after. A script refuses rules that do not cover its server's clock
 and the month after it. A zone ``zoneinfo`` does not know goes as its
-name, which the script refuses as the module refuses an unknown zone.
+name without any ``|`` (so no caller's text can pass for rules), which
+the script refuses as the module refuses an unknown zone.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ _FRESH = 6 * 86400
 _BEFORE, _AFTER, _STEP = 86400, 40 * 86400, 3600
 
 _made: Dict[str, Tuple[int, str]] = {}
+#: Bounds the table against callers who spell zones in ever new cases.
+_KEPT = 1024
 
 
 def encoded(name: str, now: Optional[int] = None) -> str:
@@ -35,8 +38,9 @@ def encoded(name: str, now: Optional[int] = None) -> str:
     if made is not None and clock - made[0] < _FRESH:
         return made[1]
     text = _known(name, lambda zone: _rules(name, zone, clock))
-    if text != name:
-        _made[name] = (clock, text)
+    if len(_made) >= _KEPT:
+        _made.clear()
+    _made[name] = (clock, text)
     return text
 
 
@@ -45,7 +49,7 @@ def _known(name: str, rules: Callable[[ZoneInfo], str]) -> str:
     # of a case-insensitive file system would.
     canonical = _names().get(name.lower())
     if canonical is None:
-        return name
+        return name.replace("|", "")
     return rules(ZoneInfo(canonical))
 
 

@@ -47,6 +47,10 @@ def calls(t: str) -> List[Tuple[str, Tuple[Any, ...], Dict[str, Any]]]:
         ("quota", (f"{k}:quota", 3, 60, 0), {}),
         ("quota", (f"{k}:q2", 3, "day"), {"tz": "Nowhere/City"}),
         ("quota", (f"{k}:q2", 3, 60), {"tz": "UTC"}),
+        # A caller's text that looks like the rules a script gets.
+        ("quota", (f"{k}:q3", 2, "day"), {"tz": "Fake|0|99999999999|0|1:86400"}),
+        ("quota", (f"{k}:q3", 2, "day"), {"tz": "X|0|99999999999|nan"}),
+        ("incrcheck", (f"{k}:daily", 1, "day", [1]), {"tz": "posixrules"}),
         ("incrcheck", (f"{k}:daily", 1, "day", [1]), {"tz": "Asia/Kolkata"}),
         ("incrcheck", (f"{k}:daily", 1, "DAY", [1, 2]), {"tz": "asia/kolkata"}),
         ("incrcheck", (f"{k}:daily", 1, "day", [1]), {"tz": "Nowhere/City"}),

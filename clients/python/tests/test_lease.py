@@ -64,6 +64,25 @@ def test_an_exception_releases_and_a_full_pool_refuses_without_running(where: st
         assert refused.value.code == -2 and not ran
 
 
+def test_a_failed_release_never_replaces_the_blocks_outcome(caplog: pytest.LogCaptureFixture) -> None:
+    g = sync_guard("GUARD_STANDALONE", "module")
+    key = "{lease:release}:pool"
+    g.create(key, 1, hold=30)
+
+    def unreachable(*args: Any, **kwargs: Any) -> int:
+        raise redis.ConnectionError("Redis went away")
+
+    g.release = unreachable  # type: ignore[method-assign]
+    with pytest.raises(ValueError):
+        with g.lease(key, "w1"):
+            raise ValueError("the job's own failure")
+    # The slot is still held (its hold ends it), and the next lease says so.
+    with pytest.raises(LeaseRefused):
+        with g.lease(key, "w2"):
+            pass
+    assert "releasing the lease" in caplog.text
+
+
 @pytest.mark.parametrize("where,backend", BACKENDS)
 def test_30_workers_on_5_slots_never_hold_more_than_5(where: str, backend: str) -> None:
     g = sync_guard(where, backend)
