@@ -191,11 +191,6 @@ impl Replayed {
     }
 }
 
-fn server_ms(con: &mut Connection) -> i64 {
-    let (s, us): (i64, i64) = redis::cmd("TIME").query(con).unwrap();
-    s * 1000 + us / 1000
-}
-
 /// The live claims and INFO of `key`, with the server's time read just
 /// before and after (the claims whose hold ends between the two are left
 /// out of the comparison: either answer is right).

@@ -22,11 +22,6 @@ fn renew(con: &mut Connection, key: &str, claim: i64, options: &[&str]) -> i64 {
         .unwrap()
 }
 
-fn server_ms(con: &mut Connection) -> i64 {
-    let (s, us): (i64, i64) = redis::cmd("TIME").query(con).unwrap();
-    s * 1000 + us / 1000
-}
-
 /// `renew` at the server's clock: its reply, and the clock read just
 /// before and after it.
 fn renewed_between(
@@ -203,12 +198,7 @@ fn a_renewal_is_in_the_ledger_fires_its_event_and_reaches_replicas_and_the_aof()
     .map(|s| s.to_string())
     .collect();
     assert_eq!(fields, expected);
-    let acked: i64 = redis::cmd("WAIT")
-        .arg(1)
-        .arg(10_000)
-        .query(&mut con)
-        .unwrap();
-    assert_eq!(acked, 1);
+    replica_caught_up(&mut con);
     sleeper.join().unwrap();
     let on_primary = claims(&mut con, "{s}:sale", &[]);
     assert_eq!(on_primary[0].expires_at_ms, until);

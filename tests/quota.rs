@@ -23,11 +23,6 @@ fn quota(con: &mut Connection, key: &str, limit: i64, window: &str, extra: &[&st
     reply.try_into().expect("five integers")
 }
 
-fn server_ms(con: &mut Connection) -> i64 {
-    let (s, us): (i64, i64) = redis::cmd("TIME").query(con).unwrap();
-    s * 1000 + us / 1000
-}
-
 fn pexpiretime(con: &mut Connection, key: &str) -> i64 {
     redis::cmd("PEXPIRETIME").arg(key).query(con).unwrap()
 }
@@ -436,12 +431,7 @@ fn replicas_and_the_aof_get_the_absolute_end() {
         .arg("America/New_York")
         .query(&mut con)
         .unwrap();
-    let acked: i64 = redis::cmd("WAIT")
-        .arg(1)
-        .arg(10_000)
-        .query(&mut con)
-        .unwrap();
-    assert_eq!(acked, 1);
+    replica_caught_up(&mut con);
     sleeper.join().unwrap();
     let state = |con: &mut Connection| -> Vec<(Option<i64>, i64)> {
         ["q", "d", "c"]

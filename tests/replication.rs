@@ -44,12 +44,7 @@ fn a_replica_that_applies_the_stream_late_ends_with_the_same_expiry() {
     // wrote it: a relative EXPIRE would land 1.5 s later there.
     let sleeper = replica.hold_back(1.5);
     workload(&mut con);
-    let acked: i64 = redis::cmd("WAIT")
-        .arg(1)
-        .arg(10_000)
-        .query(&mut con)
-        .unwrap();
-    assert_eq!(acked, 1);
+    replica_caught_up(&mut con);
     sleeper.join().unwrap();
 
     let on_primary = state(&mut con);

@@ -107,3 +107,16 @@ pub fn last_entry<T: redis::FromRedisValue>(con: &mut Connection, stream: &str) 
         .unwrap();
     last.pop()
 }
+
+/// Waits until the one replica has acknowledged every write so far
+/// (`WAIT 1 10000` must answer 1).
+pub fn replica_caught_up(con: &mut Connection) {
+    let acked: i64 = redis::cmd("WAIT").arg(1).arg(10_000).query(con).unwrap();
+    assert_eq!(acked, 1, "the replica acknowledged the writes");
+}
+
+/// The server's clock (`TIME`) in unix ms.
+pub fn server_ms(con: &mut Connection) -> i64 {
+    let (s, us): (i64, i64) = redis::cmd("TIME").query(con).unwrap();
+    s * 1000 + us / 1000
+}
