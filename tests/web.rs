@@ -77,7 +77,9 @@ fn node_express_fastify_and_the_rate_limit_libraries() {
     let tools = installed(&package.join("test/install.sh"), &["tools"]);
     // The guide's recipe, compiled under tsc --strict beside the
     // frameworks (so their types and modules resolve).
-    let recipe: PathBuf = web.join("recipe");
+    // A folder of this process's own: the matrix runs two servers' tests
+    // at once on the same install.
+    let recipe: PathBuf = web.join(format!("recipe-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&recipe);
     std::fs::create_dir_all(&recipe).unwrap();
     let source = package.join("test/recipe_express.ts");
@@ -102,11 +104,13 @@ fn node_express_fastify_and_the_rate_limit_libraries() {
                 format!("127.0.0.1:{}", managed.port),
             )
             .env("GUARD_DOWN", &down)
+            .env("GUARD_RECIPE_DIR", &recipe)
             .env("REDIS_URL", server.url()),
         "node --test web.test.mjs",
     );
     assert!(printed.contains("# fail 0"), "{printed}");
     assert!(!printed.contains("# pass 0"), "{printed}");
+    std::fs::remove_dir_all(&recipe).unwrap();
     assert_shown_in_guide("ts", &source);
 }
 

@@ -297,7 +297,7 @@ describe("Redis down or slow: answered within the timeout", () => {
 
 describe("the guide's Express recipe (test/recipe_express.ts, compiled), as shown", () => {
   it("10 a minute per API key, then 429", async () => {
-    const { app, redis } = require(path.join(process.cwd(), "recipe", "recipe_express.js"));
+    const { app, redis } = require(path.join(process.env.GUARD_RECIPE_DIR, "recipe_express.js"));
     after(() => redis.disconnect());
     const base = await serve(app);
     const apiKey = randomUUID();
