@@ -89,40 +89,61 @@ impl Window {
     }
 }
 
-/// A window with its zone, validated: where it ends.
+/// A command's `window` argument with its zone, validated: where the
+/// window a call starts ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Zoned<'a> {
-    pub window: Window,
+    end: End,
     /// The zone's name as given (`None`: UTC); only with a calendar unit.
-    pub tz: Option<&'a [u8]>,
+    tz: Option<&'a [u8]>,
+}
+
+/// Where a window ends: a window in seconds, known as soon as the
+/// argument is read (the call's instant is), or its period's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    AtMs(i64),
+    Period(Unit),
 }
 
 impl<'a> Zoned<'a> {
-    /// Checks `tz` against the window: a zone the database knows, and only
-    /// beside a calendar unit. `command` names the command in EXPIRE's
-    /// overflow error, which a window in seconds can get (`ends_at_ms`).
-    pub fn new(window: Window, tz: Option<&'a [u8]>) -> Result<Self, ErrorReply> {
-        if let Some(name) = tz {
-            if matches!(window, Window::Seconds(_)) {
-                return Err(ErrorReply::new(
-                    "ERR tz needs a calendar window (minute, hour, day, week or month)",
-                ));
+    /// The `window` argument of `command` for a call at `now_ms`, in UTC
+    /// until [`Zoned::in_zone`]; a window in seconds whose end overflows
+    /// is refused where it stands, as EXPIRE refuses it.
+    pub fn parse(bytes: &[u8], now_ms: i64, command: &str) -> Result<Self, ErrorReply> {
+        let end = match Window::parse(bytes, "window")? {
+            Window::Seconds(seconds) => {
+                End::AtMs(args::span_end_ms(now_ms, seconds).ok_or_else(|| {
+                    ErrorReply::owned(format!(
+                        "ERR invalid expire time in '{command}' command: window is too large"
+                    ))
+                })?)
             }
-            known_zone(name)?;
-        }
-        Ok(Zoned { window, tz })
+            Window::Calendar(unit) => End::Period(unit),
+        };
+        Ok(Zoned { end, tz: None })
     }
 
-    /// The end (unix ms) of the window a call at `now_ms` starts; a window
-    /// in seconds that overflows is refused as EXPIRE refuses it.
-    pub fn ends_at_ms(&self, now_ms: i64, command: &str) -> Result<i64, ErrorReply> {
-        match self.window {
-            Window::Seconds(seconds) => args::span_end_ms(now_ms, seconds).ok_or_else(|| {
-                ErrorReply::owned(format!(
-                    "ERR invalid expire time in '{command}' command: window is too large"
-                ))
-            }),
-            Window::Calendar(unit) => period_end_ms(self.tz.unwrap_or(b"UTC"), unit, now_ms),
+    /// The window in the zone `name` (`TZ name`): a zone the database
+    /// knows, and only beside a calendar unit.
+    pub fn in_zone(self, name: &'a [u8]) -> Result<Self, ErrorReply> {
+        if let End::AtMs(_) = self.end {
+            return Err(ErrorReply::new(
+                "ERR tz needs a calendar window (minute, hour, day, week or month)",
+            ));
+        }
+        known_zone(name)?;
+        Ok(Zoned {
+            tz: Some(name),
+            ..self
+        })
+    }
+
+    /// The end (unix ms) of the window a call at `now_ms` starts.
+    pub fn ends_at_ms(&self, now_ms: i64) -> Result<i64, ErrorReply> {
+        match self.end {
+            End::AtMs(end) => Ok(end),
+            End::Period(unit) => period_end_ms(self.tz.unwrap_or(b"UTC"), unit, now_ms),
         }
     }
 }
@@ -242,9 +263,10 @@ mod tests {
     }
 
     fn end(zone: &str, unit: Unit, now: &str) -> i64 {
-        Zoned::new(Window::Calendar(unit), Some(zone.as_bytes()))
-            .unwrap()
-            .ends_at_ms(utc(now), "x")
+        let unit = Unit::NAMES.iter().find(|(_, u)| *u == unit).unwrap().0;
+        Zoned::parse(unit.as_bytes(), utc(now), "x")
+            .and_then(|window| window.in_zone(zone.as_bytes()))
+            .and_then(|window| window.ends_at_ms(utc(now)))
             .unwrap()
     }
 
@@ -267,8 +289,8 @@ mod tests {
 
     #[test]
     fn a_zone_must_be_known_and_beside_a_calendar_unit() {
-        let day = Window::Calendar(Unit::Day);
-        assert!(Zoned::new(day, Some(b"Asia/Seoul")).is_ok());
+        let day = Zoned::parse(b"day", 0, "x").unwrap();
+        assert!(day.in_zone(b"Asia/Seoul").is_ok());
         for bad in [
             &b"Asia/Nowhere"[..],
             b"",
@@ -277,10 +299,11 @@ mod tests {
             b"localtime",
             b"posixrules",
         ] {
-            let error = Zoned::new(day, Some(bad)).unwrap_err();
+            let error = day.in_zone(bad).unwrap_err();
             assert!(error.message().starts_with("ERR tz "), "{error}");
         }
-        let error = Zoned::new(Window::Seconds(60), Some(b"UTC")).unwrap_err();
+        let seconds = Zoned::parse(b"60", 0, "x").unwrap();
+        let error = seconds.in_zone(b"UTC").unwrap_err();
         assert!(error.message().starts_with("ERR tz "), "{error}");
     }
 

@@ -8,7 +8,7 @@ use super::alert::{self, Alert, Record};
 use super::rules;
 use super::thresholds::Thresholds;
 use crate::args;
-use crate::calendar::{Window, Zoned};
+use crate::calendar::Zoned;
 use crate::redis::{
     callback_finding_keys, Arg, ArgDoc, Command, CommandKey, Ctx, EventClass, FindsKeys, Handler,
     KeyAccess, PlainWrite,
@@ -61,17 +61,12 @@ impl<'a, A: AsRef<[u8]>> IncrCheck<'a, A> {
             return Err(args::wrong_arity("mon.incrcheck"));
         }
         let increment = args::positive(increment.as_ref(), "increment")?;
-        let window = Window::parse(window.as_ref(), "window")?;
-        let mut zoned = Zoned::new(window, None)?;
-        // A window in seconds that overflows is its own argument's error.
-        if let Window::Seconds(_) = window {
-            zoned.ends_at_ms(now_ms, "mon.incrcheck")?;
-        }
+        let mut window = Zoned::parse(window.as_ref(), now_ms, "mon.incrcheck")?;
         let (thresholds, alert) = alert::after_thresholds(tail, key, &["TZ"], |_, tz| {
-            zoned = Zoned::new(window, Some(tz.as_ref()))?;
+            window = window.in_zone(tz.as_ref())?;
             Ok(())
         })?;
-        let window_expires_at_ms = zoned.ends_at_ms(now_ms, "mon.incrcheck")?;
+        let window_expires_at_ms = window.ends_at_ms(now_ms)?;
         Ok(IncrCheck {
             increment,
             window_expires_at_ms,

@@ -5,7 +5,7 @@
 
 use super::quota::{self, Stored};
 use crate::args;
-use crate::calendar::{Window, Zoned};
+use crate::calendar::Zoned;
 use crate::redis::{
     callback, Arg, ArgDoc, Command, CommandKey, Ctx, EventClass, Handler, KeyAccess, Keys,
     PlainWrite,
@@ -48,11 +48,7 @@ impl Quota {
             return Err(args::wrong_arity("cl.quota"));
         };
         let limit = args::positive(limit.as_ref(), "limit")?;
-        let window = Window::parse(window.as_ref(), "window")?;
-        let mut zoned = Zoned::new(window, None)?;
-        if let Window::Seconds(_) = window {
-            zoned.ends_at_ms(now_ms, "cl.quota")?;
-        }
+        let mut window = Zoned::parse(window.as_ref(), now_ms, "cl.quota")?;
         // A first token that names no option is the quantity.
         let (quantity, options) = match tail {
             [first, rest @ ..] if !first.as_ref().eq_ignore_ascii_case(b"TZ") => {
@@ -61,13 +57,13 @@ impl Quota {
             options => (1, options),
         };
         args::options(options, &["TZ"], |_, tz| {
-            zoned = Zoned::new(window, Some(tz.as_ref()))?;
+            window = window.in_zone(tz.as_ref())?;
             Ok(())
         })?;
         Ok(Quota {
             limit,
             quantity,
-            new_window_ends_ms: zoned.ends_at_ms(now_ms, "cl.quota")?,
+            new_window_ends_ms: window.ends_at_ms(now_ms)?,
         })
     }
 }
