@@ -130,6 +130,30 @@ fn the_python_package_installs_type_checks_and_runs_its_example() {
     let newest = libraries("newest");
     let target = std::env::temp_dir().join(format!("redis-guard-pip-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&target);
+    // pip builds in the folder it installs from (build/, egg-info and the
+    // bundled scripts), and the matrix runs two servers' tests at once on
+    // one checkout: the clean-clone CI failed here. So from a copy of the
+    // checkout's two folders, laid out as the repository is.
+    let checkout_copy = target.join("checkout");
+    let copied_package = checkout_copy.join("clients/python");
+    std::fs::create_dir_all(&copied_package).unwrap();
+    let copied = Command::new("cp")
+        .arg("-R")
+        .args(["pyproject.toml", "setup.py", "README.md", "redis_guard"].map(|f| package().join(f)))
+        .arg(&copied_package)
+        .status()
+        .unwrap()
+        .success()
+        && Command::new("cp")
+            .arg("-R")
+            .arg(package().join("../scripts"))
+            .arg(checkout_copy.join("clients/scripts"))
+            .status()
+            .unwrap()
+            .success();
+    assert!(copied, "copying clients/python and clients/scripts");
+    let _ = std::fs::remove_dir_all(copied_package.join("redis_guard/lua"));
+    let installed_into = target.join("site");
     // As a user installs it: pip from the checkout, nothing else.
     let status = Command::new("python3")
         .args([
@@ -141,16 +165,16 @@ fn the_python_package_installs_type_checks_and_runs_its_example() {
             "--disable-pip-version-check",
         ])
         .args(["--root-user-action=ignore", "--target"])
-        .arg(&target)
-        .arg(package())
+        .arg(&installed_into)
+        .arg(&copied_package)
         .status()
         .unwrap();
     assert!(status.success(), "pip install ./clients/python failed");
     assert!(
-        target.join("redis_guard/py.typed").exists(),
+        installed_into.join("redis_guard/py.typed").exists(),
         "the wheel ships the type hints"
     );
-    let installed = search_path(&[&target, &newest]);
+    let installed = search_path(&[&installed_into, &newest]);
     let found = python(
         &installed,
         // -P: not the checkout beside the script, only PYTHONPATH.
@@ -162,7 +186,9 @@ fn the_python_package_installs_type_checks_and_runs_its_example() {
         &[],
     );
     assert!(
-        found.trim().starts_with(&target.display().to_string()),
+        found
+            .trim()
+            .starts_with(&installed_into.display().to_string()),
         "{found}"
     );
 
