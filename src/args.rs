@@ -79,7 +79,26 @@ pub fn options<'a, A: AsRef<[u8]>>(
     names: &[&str],
     mut each: impl FnMut(usize, &'a A) -> Result<(), ErrorReply>,
 ) -> Result<(), ErrorReply> {
+    options_taking(args, names, None, |index, values| each(index, &values[0]))
+}
+
+/// [`options`], where the option `(index, n)` of `many` takes `n` values
+/// (n >= 2): too few, or an integer after its n-th, is an error naming it
+/// (`ERR qty needs 3 values, one per key`: the values are per key).
+pub fn options_taking<'a, A: AsRef<[u8]>>(
+    args: &'a [A],
+    names: &[&str],
+    many: Option<(usize, usize)>,
+    mut each: impl FnMut(usize, &'a [A]) -> Result<(), ErrorReply>,
+) -> Result<(), ErrorReply> {
     debug_assert!(names.len() <= 32);
+    let per_key = |index: usize| {
+        let (_, n) = many.expect("a counted option");
+        ErrorReply::owned(format!(
+            "ERR {} needs {n} values, one per key",
+            names[index].to_ascii_lowercase()
+        ))
+    };
     // One bit per known option; nothing is allocated unless for an error.
     let mut seen = 0u32;
     let mut rest = args;
@@ -100,12 +119,25 @@ pub fn options<'a, A: AsRef<[u8]>>(
             )));
         }
         seen |= bit;
-        let [value, tail @ ..] = tail else {
-            return Err(ErrorReply::owned(format!(
-                "ERR option {option} needs a value"
-            )));
+        let count = match many {
+            Some((counted, n)) if counted == index && n > 1 => n,
+            _ => 1,
         };
-        each(index, value)?;
+        if tail.len() < count {
+            return Err(match count {
+                1 => ErrorReply::owned(format!("ERR option {option} needs a value")),
+                _ => per_key(index),
+            });
+        }
+        let (values, tail) = tail.split_at(count);
+        each(index, values)?;
+        if count > 1
+            && tail
+                .first()
+                .is_some_and(|next| integer::parse(next.as_ref()).is_some())
+        {
+            return Err(per_key(index));
+        }
         rest = tail;
     }
     Ok(())

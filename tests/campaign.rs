@@ -59,6 +59,8 @@ fn reserve_confirm_release_in_order() {
         ("claims", 3),
         ("expired", 0),
         ("released", 1),
+        ("held_units", 1),
+        ("confirmed_units", 1),
     ];
     assert_eq!(
         info,
@@ -166,6 +168,7 @@ fn claims_lists_live_claims_in_order() {
             state: "held".into(),
             expires_at_ms: held_until,
             request_id: Some("r1".into()),
+            units: 1,
         }
     );
     assert_eq!(
@@ -252,7 +255,7 @@ fn info_is_a_map_in_resp3() {
     let Value::Map(pairs) = reply else {
         panic!("{reply:?}")
     };
-    assert_eq!(pairs.len(), 9);
+    assert_eq!(pairs.len(), 11);
     assert_eq!(
         pairs[0],
         (Value::BulkString(b"limit".to_vec()), Value::Int(5))

@@ -230,8 +230,9 @@ fn dump_restore_and_migrate_carry_it_to_another_server() {
 }
 
 /// A campaign worked out here from SPEC, not from the module's rules:
-/// every claim ever made with its user, request id and state. A hold is
-/// live until `now > expires_at`; from then on it is expired for good.
+/// every claim ever made with its user, request id, units and state. A
+/// hold is live until `now > expires_at`; from then on it is expired for
+/// good. `limit` and PERUSER count units.
 struct CampaignModel {
     limit: i64,
     per_user: i64,
@@ -241,6 +242,7 @@ struct CampaignModel {
 struct ModelClaim {
     user: String,
     id: Option<String>,
+    units: i64,
     state: ModelState,
 }
 
@@ -267,8 +269,12 @@ impl CampaignModel {
             .filter(move |(_, c)| Self::is_live(c, now))
     }
 
-    fn user_live(&self, user: &str, now: i64) -> i64 {
-        self.live(now).filter(|(_, c)| c.user == user).count() as i64
+    /// Live units of `user`, or of everyone.
+    fn live_units(&self, user: Option<&str>, now: i64) -> i64 {
+        self.live(now)
+            .filter(|(_, c)| user.is_none_or(|user| c.user == user))
+            .map(|(_, c)| c.units)
+            .sum()
     }
 
     fn live_claim(&mut self, number: i64, now: i64) -> Option<&mut ModelClaim> {
@@ -276,12 +282,14 @@ impl CampaignModel {
         Self::is_live(claim, now).then_some(claim)
     }
 
-    /// RESERVE: `Err` for an id another user's live claim holds; else the
-    /// reply, and a new claim held until `expires_at` (the server's).
+    /// RESERVE of `units`: `Err` for an id another user's live claim
+    /// holds, or this user's hold of other units; else the reply, and a
+    /// new claim held until `expires_at` (the server's).
     fn reserve(
         &mut self,
         user: &str,
         id: Option<&str>,
+        units: i64,
         now: i64,
         expires_at: i64,
     ) -> Result<(i64, i64), ()> {
@@ -289,16 +297,14 @@ impl CampaignModel {
             .live(now)
             .find(|(_, c)| id.is_some() && c.id.as_deref() == id);
         if let Some((number, claim)) = owner {
-            if claim.user != user {
-                return Err(());
-            }
-            let expires = match claim.state {
-                ModelState::Held(at) => at,
-                _ => -1,
+            return match claim.state {
+                _ if claim.user != user => Err(()),
+                ModelState::Held(_) if claim.units != units => Err(()),
+                ModelState::Held(at) => Ok((number, at)),
+                _ => Ok((number, -1)),
             };
-            return Ok((number, expires));
         }
-        self.take_place(user, id, ModelState::Held(expires_at), now)
+        self.take_place(user, id, units, ModelState::Held(expires_at), now)
             .map(|number| Ok((number, expires_at)))
             .unwrap_or_else(|refused| Ok((refused, 0)))
     }
@@ -309,29 +315,48 @@ impl CampaignModel {
         &mut self,
         user: &str,
         id: Option<&str>,
+        units: i64,
         state: ModelState,
         now: i64,
     ) -> Result<i64, i64> {
-        if self.user_live(user, now) >= self.per_user {
+        if self.live_units(Some(user), now) + units > self.per_user {
             return Err(-1);
         }
-        if self.live(now).count() as i64 >= self.limit {
+        if self.live_units(None, now) + units > self.limit {
             return Err(-2);
         }
         self.claims.push(ModelClaim {
             user: user.to_string(),
             id: id.map(str::to_string),
+            units,
             state,
         });
         Ok(self.claims.len() as i64)
     }
 
-    fn confirm(&mut self, number: i64, now: i64) -> i64 {
+    /// CONFIRM keeping `units` (all when `None`): `Err` for more than the
+    /// hold has. (No clock goes back here: a confirm always fits.)
+    fn confirm(&mut self, number: i64, units: Option<i64>, now: i64) -> Result<i64, ()> {
+        match self.live_claim(number, now) {
+            Some(claim) if claim.state == ModelState::Confirmed => Ok(0),
+            Some(claim) if units.is_some_and(|units| units > claim.units) => Err(()),
+            Some(claim) => {
+                claim.state = ModelState::Confirmed;
+                claim.units = units.unwrap_or(claim.units);
+                Ok(1)
+            }
+            None => Ok(-3),
+        }
+    }
+
+    /// RENEW to `until` (the server's answer): 0 for a confirmed claim,
+    /// -3 for none live.
+    fn renew(&mut self, number: i64, now: i64, until: i64) -> i64 {
         match self.live_claim(number, now) {
             Some(claim) if claim.state == ModelState::Confirmed => 0,
             Some(claim) => {
-                claim.state = ModelState::Confirmed;
-                1
+                claim.state = ModelState::Held(until);
+                until
             }
             None => -3,
         }
@@ -348,7 +373,7 @@ impl CampaignModel {
     }
 
     fn issue(&mut self, user: &str, now: i64) -> i64 {
-        self.take_place(user, None, ModelState::Confirmed, now)
+        self.take_place(user, None, 1, ModelState::Confirmed, now)
             .unwrap_or_else(|refused| refused)
     }
 
@@ -378,30 +403,41 @@ impl CampaignModel {
                     _ => -1,
                 },
                 request_id: c.id.clone(),
+                units: c.units,
             })
             .collect()
     }
 
-    fn info(&self, now: i64) -> [(&'static str, i64); 6] {
+    fn info(&self, now: i64) -> [(&'static str, i64); 8] {
         let count =
             |f: &dyn Fn(&ModelClaim) -> bool| self.claims.iter().filter(|c| f(c)).count() as i64;
         let confirmed = count(&|c| c.state == ModelState::Confirmed);
         let held = count(&|c| matches!(c.state, ModelState::Held(at) if now <= at));
         let expired = count(&|c| matches!(c.state, ModelState::Held(at) if now > at));
         let released = count(&|c| c.state == ModelState::Released);
+        let live_units = self.live_units(None, now);
+        let confirmed_units: i64 = self
+            .claims
+            .iter()
+            .filter(|c| c.state == ModelState::Confirmed)
+            .map(|c| c.units)
+            .sum();
         [
             ("confirmed", confirmed),
             ("held", held),
-            ("available", (self.limit - confirmed - held).max(0)),
+            ("available", (self.limit - live_units).max(0)),
             ("claims", self.claims.len() as i64),
             ("expired", expired),
             ("released", released),
+            ("held_units", live_units - confirmed_units),
+            ("confirmed_units", confirmed_units),
         ]
     }
 }
 
 /// The same random calls to the server and to the model: every reply and
-/// the claims and counts agree. Holds are long (nothing expires by
+/// the claims and counts agree, with units (QTY 1 to 4 against PERUSER 5),
+/// partial confirms and renews. Holds are long (nothing expires by
 /// accident) except a batch of 1 s holds made before a pause, so expiry
 /// is exercised without a race against the clock.
 #[test]
@@ -409,7 +445,7 @@ fn the_data_type_agrees_with_a_model_of_spec() {
     let server = Server::start();
     let mut con = server.con();
     let mut rng = Rng(0xc1a1_35ed_0000_0001);
-    let (limit, per_user) = (12, 2);
+    let (limit, per_user) = (20, 5);
     create(&mut con, "sale", limit, per_user, 3_600);
     let mut model = CampaignModel {
         limit,
@@ -423,7 +459,7 @@ fn the_data_type_agrees_with_a_model_of_spec() {
             // Short holds, then the pause that expires them on both sides.
             for user in &users[..4] {
                 let reply = reserve(&mut con, "sale", user, &["HOLD", "1"]);
-                let expected = model.reserve(user, None, now_ms(), reply.1);
+                let expected = model.reserve(user, None, 1, now_ms(), reply.1);
                 assert_eq!(Ok(reply), expected, "short hold for {user}");
             }
             thread::sleep(Duration::from_millis(1_100));
@@ -432,7 +468,11 @@ fn the_data_type_agrees_with_a_model_of_spec() {
         let user = *rng.pick(&users);
         let what = format!("step {step}");
         let claim = 1 + rng.below(model.claims.len() + 2) as i64;
-        match rng.below(6) {
+        let units = rng.chance(2).then(|| 1 + rng.below(4) as i64);
+        let qty: Vec<String> = units
+            .map(|n| vec!["QTY".into(), n.to_string()])
+            .unwrap_or_default();
+        match rng.below(7) {
             0 | 1 => {
                 let id = rng.chance(2).then(|| *rng.pick(&ids));
                 let options: Vec<&str> = id.map(|id| vec!["ID", id]).unwrap_or_default();
@@ -440,21 +480,36 @@ fn the_data_type_agrees_with_a_model_of_spec() {
                     .arg("sale")
                     .arg(user)
                     .arg(&options)
+                    .arg(&qty)
                     .query::<(i64, i64)>(&mut con)
                     .map_err(drop);
                 // A new hold's expiry is the server's to choose.
                 let expires_at = reply.map_or(0, |(_, at)| at);
                 assert_eq!(
                     reply,
-                    model.reserve(user, id, now, expires_at),
-                    "{what}: reserve"
+                    model.reserve(user, id, units.unwrap_or(1), now, expires_at),
+                    "{what}: reserve {qty:?}"
                 );
             }
             2 => assert_eq!(
-                confirm(&mut con, "sale", claim),
-                model.confirm(claim, now),
-                "{what}: confirm {claim}"
+                redis::cmd("COUPON.CONFIRM")
+                    .arg("sale")
+                    .arg(claim)
+                    .arg(&qty)
+                    .query::<i64>(&mut con)
+                    .map_err(drop),
+                model.confirm(claim, units, now),
+                "{what}: confirm {claim} {qty:?}"
             ),
+            6 => {
+                let reply: i64 = redis::cmd("COUPON.RENEW")
+                    .arg("sale")
+                    .arg(claim)
+                    .arg(&["HOLD", "3600"])
+                    .query(&mut con)
+                    .unwrap();
+                assert_eq!(reply, model.renew(claim, now, reply), "{what}: renew");
+            }
             3 => assert_eq!(
                 release(&mut con, "sale", claim),
                 model.release(claim, now),

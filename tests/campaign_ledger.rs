@@ -63,6 +63,7 @@ struct Claim {
     user: String,
     expires_at_ms: i64,
     id: Option<String>,
+    units: i64,
 }
 
 /// A campaign rebuilt from its ledger entries only.
@@ -116,7 +117,8 @@ impl Replayed {
                     "user",
                     "expires_at_ms",
                     "id",
-                    "available"
+                    "available",
+                    "units"
                 ]
             );
             let claim = number("claim");
@@ -125,6 +127,7 @@ impl Replayed {
                 user: field("user"),
                 expires_at_ms: number("expires_at_ms"),
                 id,
+                units: number("units"),
             };
             match op.as_str() {
                 "reserved" => {
@@ -136,13 +139,25 @@ impl Replayed {
                     assert_eq!(described.expires_at_ms, -1);
                     if let Some(held) = self.claims.get_mut(&claim) {
                         assert_eq!((&held.user, &held.id), (&described.user, &described.id));
+                        assert!((1..=held.units).contains(&described.units));
                         held.expires_at_ms = -1;
+                        held.units = described.units;
                     } else {
                         // COUPON.ISSUE: confirmed as it is made.
                         assert!(claim > self.made);
                         self.made = claim;
                         self.claims.insert(claim, described);
                     }
+                }
+                "renewed" => {
+                    let held = self.claims.get_mut(&claim).expect("a stored claim");
+                    assert_ne!(held.expires_at_ms, -1, "only a hold is renewed");
+                    let before = Claim {
+                        expires_at_ms: held.expires_at_ms,
+                        ..described.clone()
+                    };
+                    assert_eq!(*held, before, "renewed describes the claim as it is");
+                    held.expires_at_ms = described.expires_at_ms;
                 }
                 "released" | "revoked" | "expired" => {
                     let stored = self.claims.remove(&claim).expect("a stored claim");
@@ -169,23 +184,28 @@ impl Replayed {
 
     /// COUPON.INFO as the ledger tells it at `now`.
     fn info(&self, now: i64) -> HashMap<String, i64> {
-        let confirmed = self
-            .claims
-            .values()
-            .filter(|c| c.expires_at_ms == -1)
-            .count() as i64;
-        let stored_holds = self.claims.len() as i64 - confirmed;
-        let held = self.live(now).len() as i64 - confirmed;
+        let live = self.live(now);
+        let (confirmed, held): (Vec<&Claim>, Vec<&Claim>) =
+            live.values().partition(|c| c.expires_at_ms == -1);
+        let units = |claims: &[&Claim]| claims.iter().map(|c| c.units).sum::<i64>();
+        let (confirmed_units, held_units) = (units(&confirmed), units(&held));
+        let stored_holds = (self.claims.len() - confirmed.len()) as i64;
+        let held = held.len() as i64;
         let fields = [
             ("limit", self.limit),
             ("peruser", self.per_user),
             ("hold", self.hold),
-            ("confirmed", confirmed),
+            ("confirmed", confirmed.len() as i64),
             ("held", held),
-            ("available", (self.limit - confirmed - held).max(0)),
+            (
+                "available",
+                (self.limit - confirmed_units - held_units).max(0),
+            ),
             ("claims", self.made),
             ("expired", self.expired + stored_holds - held),
             ("released", self.released),
+            ("held_units", held_units),
+            ("confirmed_units", confirmed_units),
         ];
         fields.iter().map(|(f, v)| (f.to_string(), *v)).collect()
     }
@@ -211,6 +231,7 @@ fn observed(
                     user: row.user,
                     expires_at_ms: row.expires_at_ms,
                     id: row.request_id,
+                    units: row.units,
                 },
             )
         })
@@ -268,7 +289,9 @@ fn the_ledger_replayed_equals_claims_and_info_at_every_step() {
         let issue_limit = models[key].limit.to_string();
         let limit = (2 + rng.below(6)).to_string();
         let per_user = (1 + rng.below(3)).to_string();
-        let call: Vec<&str> = match rng.below(10) {
+        // Units: 1 to 3, and 1 to 3 for each campaign of a cart.
+        let qty: Vec<String> = (0..3).map(|_| (1 + rng.below(3)).to_string()).collect();
+        let call: Vec<&str> = match rng.below(12) {
             0..=2 => {
                 let mut call = vec!["COUPON.RESERVE", key, user];
                 if rng.below(2) == 0 {
@@ -277,10 +300,23 @@ fn the_ledger_replayed_equals_claims_and_info_at_every_step() {
                 if rng.below(3) == 0 {
                     call.extend(["HOLD", "600"]);
                 }
+                if rng.below(2) == 0 {
+                    call.extend(["QTY", &qty[0]]);
+                }
                 call.extend(["LEDGER", LEDGER]);
                 call
             }
-            3 => vec!["COUPON.CONFIRM", key, &claim, "LEDGER", LEDGER],
+            3 if rng.below(2) == 0 => vec!["COUPON.CONFIRM", key, &claim, "LEDGER", LEDGER],
+            3 => vec![
+                "COUPON.CONFIRM",
+                key,
+                &claim,
+                "QTY",
+                &qty[0],
+                "LEDGER",
+                LEDGER,
+            ],
+            10 => vec!["COUPON.RENEW", key, &claim, "LEDGER", LEDGER],
             4 => vec!["COUPON.RELEASE", key, &claim, "LEDGER", LEDGER],
             5 => vec!["COUPON.ISSUE", key, user, &issue_limit, "LEDGER", LEDGER],
             6 => vec!["COUPON.REVOKE", key, user, "LEDGER", LEDGER],
@@ -308,6 +344,9 @@ fn the_ledger_replayed_equals_claims_and_info_at_every_step() {
                 ];
                 if rng.below(2) == 0 {
                     call.extend(["ID", &id]);
+                }
+                if rng.below(2) == 0 {
+                    call.extend(["QTY", &qty[0], &qty[1], &qty[2]]);
                 }
                 call.extend(["LEDGER", LEDGER]);
                 call
@@ -342,6 +381,7 @@ fn the_ledger_replayed_equals_claims_and_info_at_every_step() {
         "expired",
         "revoked",
         "altered",
+        "renewed",
     ] {
         assert!(
             ops_seen.get(op).copied().unwrap_or(0) > 0,

@@ -173,7 +173,7 @@ fn restored_of(con: &mut Connection, name: &str, version: u32) -> String {
 }
 
 /// COUPON.INFO's fields in SPEC's order.
-fn info_fields(con: &mut Connection, key: &str) -> [i64; 9] {
+fn info_fields(con: &mut Connection, key: &str) -> [i64; 11] {
     let got = info(con, key);
     [
         "limit",
@@ -185,10 +185,13 @@ fn info_fields(con: &mut Connection, key: &str) -> [i64; 9] {
         "claims",
         "expired",
         "released",
+        "held_units",
+        "confirmed_units",
     ]
     .map(|field| got[field])
 }
 
+/// A row of a claim of one unit (every claim before encoding 3).
 fn row(claim: i64, user: &str, state: &str, expires_at_ms: i64, id: Option<&str>) -> ClaimRow {
     ClaimRow {
         claim,
@@ -196,7 +199,62 @@ fn row(claim: i64, user: &str, state: &str, expires_at_ms: i64, id: Option<&str>
         state: state.into(),
         expires_at_ms,
         request_id: id.map(str::to_string),
+        units: 1,
     }
+}
+
+/// Writes tests/golden/cpn-units.v3.dump (guard-cpn's encoding 3: units)
+/// from this build. Run once: `cargo test --release --test golden --
+/// --ignored make_golden_payloads_of_encoding_3`.
+#[test]
+#[ignore]
+fn make_golden_payloads_of_encoding_3() {
+    let server = Server::start();
+    let mut con = server.con();
+    create_with(
+        &mut con,
+        "cpn-units",
+        &["10", "PERUSER", "4", "HOLD", LONG_HOLD_S],
+    );
+    reserve(&mut con, "cpn-units", "alice", &["ID", "a1", "QTY", "4"]);
+    reserve(&mut con, "cpn-units", "bob", &["QTY", "3"]);
+    reserve(&mut con, "cpn-units", "carol", &[]);
+    let _: i64 = redis::cmd("COUPON.CONFIRM")
+        .arg(&["cpn-units", "1", "QTY", "2"])
+        .query(&mut con)
+        .unwrap();
+    println!("cpn-units: {:?}", info(&mut con, "cpn-units"));
+    println!("cpn-units: {:?}", claims(&mut con, "cpn-units", &[]));
+    std::fs::write(
+        golden_dir().join("cpn-units.v3.dump"),
+        dump(&mut con, "cpn-units"),
+    )
+    .unwrap();
+}
+
+/// Encoding 3 of guard-cpn (0.5.0): alice reserved 4 units and confirmed
+/// 2, bob holds 3, carol 1. Limit 10: 2 + 3 + 1 live, 4 available.
+#[test]
+fn campaigns_of_encoding_3_load_with_their_units() {
+    let server = Server::start();
+    let mut con = server.con();
+    let sale = restored_of(&mut con, "cpn-units", 3);
+    assert_eq!(
+        info_fields(&mut con, &sale),
+        [10, 4, 3_000_000_000, 1, 2, 4, 3, 0, 0, 4, 2]
+    );
+    let rows = claims(&mut con, &sale, &[]);
+    let units: Vec<(i64, &str, i64)> = rows
+        .iter()
+        .map(|r| (r.claim, r.state.as_str(), r.units))
+        .collect();
+    assert_eq!(units, [(1, "confirmed", 2), (2, "held", 3), (3, "held", 1)]);
+    // bob's 3 units are PERUSER 4 but for 1; 5 pass PERUSER (judged
+    // before the limit); 3 of the 4 left, then 2 do not fit the 1 left.
+    assert_eq!(reserve(&mut con, &sale, "bob", &["QTY", "2"]), (-1, 0));
+    assert_eq!(reserve(&mut con, &sale, "dave", &["QTY", "5"]), (-1, 0));
+    assert_eq!(reserve(&mut con, &sale, "dave", &["QTY", "3"]).0, 4);
+    assert_eq!(reserve(&mut con, &sale, "erin", &["QTY", "2"]), (-2, 0));
 }
 
 /// Encoding 1 of guard-cpn, as made on 2026-12-01 (hold expiries as the
@@ -206,13 +264,16 @@ fn campaigns_of_encoding_1_load_with_the_same_replies() {
     let server = Server::start();
     let mut con = server.con();
     let empty = restored(&mut con, "cpn-empty");
-    assert_eq!(info_fields(&mut con, &empty), [5, 2, 600, 0, 0, 5, 0, 0, 0]);
+    assert_eq!(
+        info_fields(&mut con, &empty),
+        [5, 2, 600, 0, 0, 5, 0, 0, 0, 0, 0]
+    );
     assert_eq!(claims(&mut con, &empty, &[]), []);
 
     let held = restored(&mut con, "cpn-held");
     assert_eq!(
         info_fields(&mut con, &held),
-        [10, 2, 3_000_000_000, 0, 3, 7, 3, 0, 0]
+        [10, 2, 3_000_000_000, 0, 3, 7, 3, 0, 0, 3, 0]
     );
     let until = 4_796_161_217_551;
     assert_eq!(
@@ -239,7 +300,7 @@ fn campaigns_of_encoding_1_load_with_the_same_replies() {
     let mixed = restored(&mut con, "cpn-mixed");
     assert_eq!(
         info_fields(&mut con, &mixed),
-        [4, 3, 3_000_000_000, 2, 1, 1, 7, 3, 1]
+        [4, 3, 3_000_000_000, 2, 1, 1, 7, 3, 1, 1, 2]
     );
     assert_eq!(
         claims(&mut con, &mixed, &[]),
@@ -263,7 +324,7 @@ fn campaigns_of_encoding_2_load_with_their_ledger() {
     let sale = restored_of(&mut con, "cpn-ledger", 2);
     assert_eq!(
         info_fields(&mut con, &sale),
-        [5, 1, 3_000_000_000, 1, 0, 4, 1, 0, 0]
+        [5, 1, 3_000_000_000, 1, 0, 4, 1, 0, 0, 0, 1]
     );
     assert_eq!(
         claims(&mut con, &sale, &[]),
@@ -337,7 +398,7 @@ fn a_payload_of_a_newer_encoding_is_refused_clearly() {
     let server = Server::start();
     let mut con = server.con();
     for (name, type_name, reads) in [
-        ("cpn-mixed", "guard-cpn", 2),
+        ("cpn-mixed", "guard-cpn", 3),
         ("win-reports", "guard-win", 1),
     ] {
         let newer = with_encoding_version(&golden(&format!("{name}.v1.dump")), reads + 1);

@@ -1623,8 +1623,14 @@ fn a_day_ends_where_a_change_takes_the_clock_back_past_midnight() {
     let server = Server::without_module(&[]);
     let mut con = server.con();
     let (now, _): (i64, i64) = redis::cmd("TIME").query(&mut con).unwrap();
-    let midnight = now - now.rem_euclid(86_400);
-    let before = midnight + 300 - now;
+    // 00:05 local: 300 s past a UTC midnight, kept (with the hour the
+    // clocks go back) within a day of UTC, as zones' offsets are; from
+    // 23:05 UTC on that is tomorrow's midnight (the clean-clone CI failed
+    // at 23:40 with an offset a day and 17 minutes behind).
+    let mut before = 300 - now.rem_euclid(86_400);
+    if before - 3600 <= -86_400 {
+        before += 86_400;
+    }
     let change = now + 600;
     let zone = format!(
         "Test/Back|{}|{}|{before}|{change}:{}",

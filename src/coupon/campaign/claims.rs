@@ -15,7 +15,8 @@ pub const COMMAND: Command = Command {
     acl_categories: c"read slow",
     arity: -2,
     keys: Keys::One(KeyAccess::READ),
-    summary: c"Live claims from FROM in order, at most COUNT: [claim, user, state, expiry, id].",
+    summary:
+        c"Live claims from FROM in order, at most COUNT: [claim, user, state, expiry, id, units].",
     complexity: c"O(log N + COUNT), plus expired holds not yet reclaimed on the way.",
     since: c"0.1.0",
     args: &[
@@ -81,6 +82,7 @@ impl Handler for CouponClaims {
                     Reply::Integer(view.state.expires_at_ms()),
                     view.request_id
                         .map_or(Reply::Null, |id| Reply::Bulk(id.to_vec())),
+                    Reply::Integer(view.units as i64),
                 ])
             })
             .collect();

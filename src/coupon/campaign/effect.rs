@@ -4,9 +4,12 @@
 //! replays. Every op carries claim numbers and absolute times, never "now".
 //!
 //! Ops: `CREATE limit peruser hold`, `LEDGER stream maxlen|0`, `PUT claim
-//! user expires_at_ms|-1 request-id|""`, `CONFIRM claim`, `RELEASE claim`,
-//! `EXPIRE claim`, `RENEW claim expires_at_ms`, `ALTER limit peruser hold`,
-//! `TOTALS claims_made released expired`.
+//! user expires_at_ms|-1 request-id|""` (1 unit), `PUTUNITS` (PUT's, then
+//! its units), `CONFIRM claim` (all its units), `CONFIRMUNITS claim units`
+//! (those kept), `RELEASE claim`, `EXPIRE claim`, `RENEW claim
+//! expires_at_ms`, `ALTER limit peruser hold`, `TOTALS claims_made
+//! released expired`. The short forms are what 0.4 wrote: its AOFs and
+//! replication streams still apply.
 
 use super::settings::{Ledger, Settings};
 use crate::integer;
@@ -23,15 +26,18 @@ pub enum Effect {
     Ledger(Ledger),
     /// The settings, changed by COUPON.ALTER.
     Alter(Settings),
-    /// A new claim: held until `expires_at_ms`, or confirmed (`None`).
+    /// A new claim of `units`: held until `expires_at_ms`, or confirmed
+    /// (`None`).
     Put {
         claim: u64,
         user: Vec<u8>,
         expires_at_ms: Option<i64>,
         request_id: Option<Vec<u8>>,
+        units: u64,
     },
-    /// A held claim becomes confirmed.
-    Confirm { claim: u64 },
+    /// A held claim becomes confirmed with `units` of its units (`None`:
+    /// all); the others are free.
+    Confirm { claim: u64, units: Option<u64> },
     /// A live claim is given back; its place is free.
     Release { claim: u64 },
     /// An expired hold's memory is reclaimed.
@@ -59,7 +65,9 @@ pub fn words<'a>(effect: &'a Effect, words: &mut Words<'a>) {
     static LEDGER: KeptWord = KeptWord::new(c"LEDGER");
     static ALTER: KeptWord = KeptWord::new(c"ALTER");
     static PUT: KeptWord = KeptWord::new(c"PUT");
+    static PUT_UNITS: KeptWord = KeptWord::new(c"PUTUNITS");
     static CONFIRM: KeptWord = KeptWord::new(c"CONFIRM");
+    static CONFIRM_UNITS: KeptWord = KeptWord::new(c"CONFIRMUNITS");
     static RELEASE: KeptWord = KeptWord::new(c"RELEASE");
     static EXPIRE: KeptWord = KeptWord::new(c"EXPIRE");
     static RENEW: KeptWord = KeptWord::new(c"RENEW");
@@ -87,14 +95,30 @@ pub fn words<'a>(effect: &'a Effect, words: &mut Words<'a>) {
             user,
             expires_at_ms,
             request_id,
+            units,
+        } => {
+            words.extend(&[
+                Word::Kept(if *units == 1 { &PUT } else { &PUT_UNITS }),
+                Word::Unsigned(*claim),
+                Word::Bytes(user),
+                Word::Number(expires_at_ms.unwrap_or(-1)),
+                Word::Bytes(request_id.as_deref().unwrap_or_default()),
+            ]);
+            if *units != 1 {
+                words.extend(&[Word::Unsigned(*units)]);
+            }
+        }
+        Effect::Confirm { claim, units: None } => {
+            words.extend(&[Word::Kept(&CONFIRM), Word::Unsigned(*claim)])
+        }
+        Effect::Confirm {
+            claim,
+            units: Some(units),
         } => words.extend(&[
-            Word::Kept(&PUT),
+            Word::Kept(&CONFIRM_UNITS),
             Word::Unsigned(*claim),
-            Word::Bytes(user),
-            Word::Number(expires_at_ms.unwrap_or(-1)),
-            Word::Bytes(request_id.as_deref().unwrap_or_default()),
+            Word::Unsigned(*units),
         ]),
-        Effect::Confirm { claim } => words.extend(&[Word::Kept(&CONFIRM), Word::Unsigned(*claim)]),
         Effect::Release { claim } => words.extend(&[Word::Kept(&RELEASE), Word::Unsigned(*claim)]),
         Effect::Expire { claim } => words.extend(&[Word::Kept(&EXPIRE), Word::Unsigned(*claim)]),
         Effect::Renew {
@@ -122,6 +146,33 @@ fn count(bytes: &[u8]) -> Result<u64, WireError> {
 /// A claim number: 1 to 2^63 - 1.
 fn claim(bytes: &[u8]) -> Result<u64, WireError> {
     at_least(bytes, 1, "a claim number is not a positive integer").map(|n| n as u64)
+}
+
+/// A claim's units: 1 to 2^63 - 1.
+fn units(bytes: &[u8]) -> Result<u64, WireError> {
+    at_least(bytes, 1, "units are not a positive integer").map(|n| n as u64)
+}
+
+/// PUT's arguments, with `units`.
+fn put<A: AsRef<[u8]>>(
+    [number, user, expires, id]: [&A; 4],
+    units: u64,
+) -> Result<Effect, WireError> {
+    let expires_at_ms = match integer::parse(expires.as_ref()) {
+        Some(-1) => None,
+        Some(at) if at >= 0 => Some(at),
+        _ => return Err("an expiry is not -1 or a time"),
+    };
+    if user.as_ref().is_empty() {
+        return Err("a user is empty");
+    }
+    Ok(Effect::Put {
+        claim: claim(number.as_ref())?,
+        user: user.as_ref().to_vec(),
+        expires_at_ms,
+        request_id: Some(id.as_ref().to_vec()).filter(|id| !id.is_empty()),
+        units,
+    })
 }
 
 fn setting(bytes: &[u8]) -> Result<i64, WireError> {
@@ -159,25 +210,22 @@ pub fn read<'a, A: AsRef<[u8]>>(op: &[u8], args: &'a [A]) -> Result<(Effect, &'a
             (Effect::Ledger(ledger), tail)
         }
         (b"PUT", [number, user, expires, id, tail @ ..]) => {
-            let expires_at_ms = match integer::parse(expires.as_ref()) {
-                Some(-1) => None,
-                Some(at) if at >= 0 => Some(at),
-                _ => return Err("an expiry is not -1 or a time"),
-            };
-            if user.as_ref().is_empty() {
-                return Err("a user is empty");
-            }
-            let put = Effect::Put {
-                claim: claim(number.as_ref())?,
-                user: user.as_ref().to_vec(),
-                expires_at_ms,
-                request_id: Some(id.as_ref().to_vec()).filter(|id| !id.is_empty()),
-            };
-            (put, tail)
+            (put([number, user, expires, id], 1)?, tail)
+        }
+        (b"PUTUNITS", [number, user, expires, id, n, tail @ ..]) => {
+            (put([number, user, expires, id], units(n.as_ref())?)?, tail)
         }
         (b"CONFIRM", [number, tail @ ..]) => (
             Effect::Confirm {
                 claim: claim(number.as_ref())?,
+                units: None,
+            },
+            tail,
+        ),
+        (b"CONFIRMUNITS", [number, n, tail @ ..]) => (
+            Effect::Confirm {
+                claim: claim(number.as_ref())?,
+                units: Some(units(n.as_ref())?),
             },
             tail,
         ),

@@ -23,9 +23,10 @@ impl Boxed for Campaign {}
 
 impl ModuleValue for Campaign {
     const NAME: &'static std::ffi::CStr = c"guard-cpn";
-    /// 2: version 1's, then the ledger (0.3.0). 1: settings, totals, then
-    /// each stored claim in claim order (0.1.0).
-    const ENCODING_VERSION: i32 = 2;
+    /// 3: version 2's with each claim's units after its request id
+    /// (0.5.0). 2: version 1's, then the ledger (0.3.0). 1: settings,
+    /// totals, then each stored claim in claim order (0.1.0).
+    const ENCODING_VERSION: i32 = 3;
 
     fn write(&self, out: &mut dyn Writer) {
         let Settings {
@@ -52,6 +53,7 @@ impl ModuleValue for Campaign {
                 }
                 None => out.integer(0),
             }
+            out.integer(claim.units as i64);
         }
         match self.ledger() {
             Some(ledger) => {
@@ -67,8 +69,9 @@ impl ModuleValue for Campaign {
     /// its own and keeps these (tests/golden/ holds a payload of each).
     fn read(input: &mut dyn Reader, version: i32) -> Option<Box<Self>> {
         match version {
-            1 => read_v1(input),
-            2 => read_v2(input),
+            1 => read_claims(input, Units::One),
+            2 => read_claims(input, Units::One).and_then(|c| read_ledger(input, c)),
+            3 => read_claims(input, Units::Stored).and_then(|c| read_ledger(input, c)),
             _ => None,
         }
         .map(Box::new)
@@ -109,15 +112,15 @@ pub fn rebuild(campaign: &Campaign) -> Vec<Effect> {
             ClaimState::Confirmed => None,
         },
         request_id: c.request_id.map(<[u8]>::to_vec),
+        units: c.units,
     }));
     effects.push(Effect::Totals(campaign.totals()));
     effects
 }
 
-/// Encoding 2: encoding 1, then the ledger: 0, or 1, its stream and its
+/// Encodings 2 and 3 end with the ledger: 0, or 1, its stream and its
 /// MAXLEN (0 for none).
-fn read_v2(input: &mut dyn Reader) -> Option<Campaign> {
-    let mut campaign = read_v1(input)?;
+fn read_ledger(input: &mut dyn Reader, mut campaign: Campaign) -> Option<Campaign> {
     match input.integer()? {
         0 => {}
         1 => {
@@ -132,8 +135,19 @@ fn read_v2(input: &mut dyn Reader) -> Option<Campaign> {
     Some(campaign)
 }
 
-/// Encoding 1: settings, totals, then each stored claim in claim order.
-fn read_v1(input: &mut dyn Reader) -> Option<Campaign> {
+/// A claim's units in a payload.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Units {
+    /// Encodings 1 and 2: every claim is of 1 unit.
+    One,
+    /// Encoding 3: after the request id.
+    Stored,
+}
+
+/// Settings, totals, then each stored claim in claim order: number, user,
+/// expiry (-1 confirmed), 0 or 1 and a request id, then (encoding 3) its
+/// units.
+fn read_claims(input: &mut dyn Reader, units: Units) -> Option<Campaign> {
     let settings = Settings {
         limit: input.integer()?,
         per_user: input.integer()?,
@@ -166,6 +180,10 @@ fn read_v1(input: &mut dyn Reader) -> Option<Campaign> {
             1 => Some(input.bytes()?),
             _ => return None,
         };
+        let units = match units {
+            Units::One => 1,
+            Units::Stored => u64::try_from(input.integer()?).ok()?,
+        };
         if claim > totals.claims_made {
             return None;
         }
@@ -175,6 +193,7 @@ fn read_v1(input: &mut dyn Reader) -> Option<Campaign> {
             user,
             expires_at_ms,
             request_id,
+            units,
         };
         campaign.apply(&put).ok()?;
     }
@@ -201,19 +220,20 @@ mod tests {
     fn sample() -> Campaign {
         let mut c = Campaign::new(Settings {
             limit: 10,
-            per_user: 2,
+            per_user: 3,
             hold_s: 60,
         });
-        for (user, id) in [
-            ("a", Some("r1")),
-            ("b", None),
-            ("a", None),
-            ("c", Some("r2")),
+        for (user, id, units) in [
+            ("a", Some("r1"), 1),
+            ("b", None, 1),
+            ("a", None, 1),
+            ("c", Some("r2"), 3),
         ] {
             let plan = rules::reserve(
                 &c,
                 user.as_bytes(),
                 id.map(str::as_bytes),
+                units,
                 NOW + 60_000,
                 NOW,
             )
@@ -223,7 +243,7 @@ mod tests {
             }
         }
         for effects in [
-            rules::confirm(&c, 2, NOW).effects,
+            rules::confirm(&c, 2, None, NOW).unwrap().effects,
             rules::release(&c, 3, NOW).effects,
         ] {
             for e in &effects {
@@ -260,9 +280,51 @@ mod tests {
         assert_eq!(loaded.ledger(), Some(&ledger));
         let rebuilt = rebuild(&campaign);
         assert_eq!(rebuilt[1], Effect::Ledger(ledger));
+    }
+
+    /// Encodings 1 and 2, written as 0.4 wrote them: no units.
+    fn earlier_tape(c: &Campaign, version: i32) -> Tape {
+        let mut tape = Tape::default();
+        let out: &mut dyn Writer = &mut tape;
+        let (settings, totals) = (c.settings(), c.totals());
+        for n in [settings.limit, settings.per_user, settings.hold_s] {
+            out.integer(n);
+        }
+        for n in [totals.claims_made, totals.released, totals.expired] {
+            out.integer(n as i64);
+        }
+        out.integer(c.stored_count() as i64);
+        for (number, claim) in c.stored_claims() {
+            assert_eq!(claim.units, 1, "earlier encodings have 1-unit claims");
+            out.integer(number as i64);
+            out.bytes(claim.user);
+            out.integer(claim.state.expires_at_ms());
+            out.integer(claim.request_id.is_some() as i64);
+            claim.request_id.inspect(|id| out.bytes(id));
+        }
+        if version == 2 {
+            out.integer(0);
+        }
+        tape
+    }
+
+    #[test]
+    fn earlier_encodings_load_as_claims_of_one_unit() {
+        let mut campaign = sample();
+        // Claim 4 holds 3 units: released, so every claim left has 1.
+        for e in rules::release(&campaign, 4, NOW).effects {
+            campaign.apply(&e).unwrap();
+        }
+        for version in [1, 2] {
+            let loaded = Campaign::read(&mut earlier_tape(&campaign, version), version);
+            assert_eq!(loaded.as_deref(), Some(&campaign), "encoding {version}");
+        }
         // Encoding 1 knew no ledger: its loader reads its own part only.
-        let old = Campaign::read(&mut tape_of(&sample()), 1).unwrap();
-        assert_eq!(old.ledger(), None);
+        let mut with_ledger = earlier_tape(&campaign, 2);
+        assert!(Campaign::read(&mut with_ledger, 1)
+            .unwrap()
+            .ledger()
+            .is_none());
     }
 
     #[test]
@@ -297,8 +359,9 @@ mod tests {
     }
 
     /// The sample's layout: limit, peruser, hold, claims made, released,
-    /// expired, stored; then per claim number, user, expiry, flag[, id].
-    /// Claims: 1 (a, r1), 2 (b, confirmed), 4 (c, r2).
+    /// expired, stored; then per claim number, user, expiry, flag[, id],
+    /// units. Claims: 1 (a, r1) at 7..=12, 2 (b, confirmed) at 13..=17,
+    /// 4 (c, r2, 3 units) at 18..=23.
     #[test]
     fn every_broken_invariant_is_refused() {
         let mut cases: Vec<(&str, Tape)> = vec![
@@ -314,8 +377,14 @@ mod tests {
             ("stored above claims made", crafted(6, Ok(5))),
             ("stored count huge", crafted(6, Ok(i64::MAX))),
             ("claim number 0", crafted(7, Ok(0))),
-            ("claim number above claims made", crafted(16, Ok(9))),
-            ("claim stored twice", crafted(12, Ok(1))),
+            ("claim number above claims made", crafted(18, Ok(9))),
+            ("claim stored twice", crafted(13, Ok(1))),
+            ("0 units", crafted(12, Ok(0))),
+            ("negative units", crafted(23, Ok(-3))),
+            // Claim 2 is confirmed: 11 units over limit 10.
+            ("confirmed units over the limit", crafted(17, Ok(11))),
+            // 4 confirmed units of b over PERUSER 3.
+            ("confirmed units over PERUSER", crafted(17, Ok(4))),
             ("empty user", crafted(8, Err(Vec::new()))),
             ("a hold before 1970", crafted(9, Ok(-7))),
             ("a flag that is not 0 or 1", crafted(10, Ok(2))),
@@ -323,7 +392,7 @@ mod tests {
             // Claim 4 takes claim 1's request id.
             (
                 "a request id on two claims",
-                crafted(20, Err(b"r1".to_vec())),
+                crafted(22, Err(b"r1".to_vec())),
             ),
         ];
         // Limit 1 with 3 confirmed claims; two confirmed of one user over
@@ -340,6 +409,7 @@ mod tests {
                     user: user.as_bytes().to_vec(),
                     expires_at_ms: None,
                     request_id: (n == 1).then(|| b"paid".to_vec()),
+                    units: 1,
                 })
                 .unwrap();
         }
@@ -347,12 +417,12 @@ mod tests {
         tape.items[0] = Ok(1);
         cases.push(("3 confirmed, limit 1", tape));
         let mut tape = tape_of(&over_limit);
-        tape.items[13] = Err(b"a".to_vec());
+        tape.items[14] = Err(b"a".to_vec());
         cases.push(("2 confirmed of one user, PERUSER 1", tape));
         let mut tape = tape_of(&over_limit);
-        tape.items[14] = Ok(NOW);
-        tape.items[15] = Ok(1);
-        tape.items.insert(16, Err(b"paid".to_vec()));
+        tape.items[15] = Ok(NOW);
+        tape.items[16] = Ok(1);
+        tape.items.insert(17, Err(b"paid".to_vec()));
         cases.push(("a confirmed claim's id on a hold", tape));
         for (what, mut tape) in cases {
             assert_eq!(
@@ -392,9 +462,16 @@ mod tests {
         let mut tape = tape_of(&sample());
         tape.items[3] = Ok(9);
         tape.items[4] = Ok(6);
-        tape.items[16] = Ok(9);
+        tape.items[18] = Ok(9);
         let loaded = Campaign::read(&mut tape, Campaign::ENCODING_VERSION).unwrap();
         assert_eq!(loaded.stored_claims().last().unwrap().0, 9);
+        // Claim 2 confirmed with 3 units: b's PERUSER 3, within limit 10.
+        let loaded = Campaign::read(&mut crafted(17, Ok(3)), 3).unwrap();
+        assert_eq!(loaded.info(NOW).confirmed_units, 3);
+        // A hold of 2^63 - 1 units: holds are not judged at load.
+        let loaded = Campaign::read(&mut crafted(23, Ok(i64::MAX)), 3).unwrap();
+        assert_eq!(loaded.info(NOW).held_units, i64::MAX);
+        assert_eq!(loaded.info(NOW).available, 0);
         // Holds over the limit or PERUSER load: they may have expired by
         // the loader's clock, which is not consulted.
         let mut tape = crafted(0, Ok(1));

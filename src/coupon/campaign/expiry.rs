@@ -1,20 +1,39 @@
-//! The held claims ordered by expiry, answering "how many have expired by
-//! now" exactly without touching them, and "which expired first" for the
-//! amortised reclaim.
+//! The held claims ordered by expiry, answering "how many holds, and how
+//! many units, have expired by now" exactly without touching them, and
+//! "which expired first" for the amortised reclaim.
 //!
-//! Sorted blocks of at most `BLOCK` entries: insert and remove are a binary
+//! Sorted blocks of at most `BLOCK` entries, each block with the sum of
+//! its entries' weights (a hold's units): insert and remove are a binary
 //! search and a short shift inside one block; counting walks the blocks
-//! (n / BLOCK lengths, about 2,000 additions for a million holds) and
-//! searches one. Holds mostly arrive in expiry order, so inserts land at
-//! the end.
+//! (n / BLOCK lengths and sums, about 2,000 additions for a million holds)
+//! and reads into one. Holds mostly arrive in expiry order, so inserts
+//! land at the end.
 
 use super::heap::vec_bytes;
 use crate::redis::Mover;
 
 const BLOCK: usize = 512;
 
-/// One hold: (expires_at_ms, claim number).
-pub type Entry = (i64, u64);
+/// One hold: (expires_at_ms, claim number, units).
+pub type Entry = (i64, u64, u64);
+
+/// What an entry counts for in its block's sum.
+pub trait Weighted {
+    fn weight(&self) -> u64;
+}
+
+/// A claim number (a user's confirmed claims): counted, not weighed.
+impl Weighted for u64 {
+    fn weight(&self) -> u64 {
+        1
+    }
+}
+
+impl Weighted for Entry {
+    fn weight(&self) -> u64 {
+        self.2
+    }
+}
 
 /// Sorted blocks of at most `BLOCK` values, each a `Vec` grown by doubling
 /// up to `BLOCK` (an index of one entry takes one small allocation); an
@@ -25,6 +44,11 @@ pub type Entry = (i64, u64);
 #[derive(Debug)]
 pub struct SortedBlocks<T> {
     blocks: Vec<Vec<T>>,
+    /// Each block's sum of weights (u128: a loaded value's holds are not
+    /// judged against its limit, so their units may sum past 64 bits).
+    weights: Vec<u128>,
+    /// All the weights.
+    weight: u128,
     len: usize,
     /// Heap bytes of the blocks (not of `blocks` itself).
     block_bytes: usize,
@@ -41,6 +65,8 @@ impl<T: Clone> Clone for SortedBlocks<T> {
             .sum();
         SortedBlocks {
             blocks,
+            weights: self.weights.clone(),
+            weight: self.weight,
             len: self.len,
             block_bytes,
         }
@@ -54,6 +80,8 @@ impl<T> Default for SortedBlocks<T> {
     fn default() -> Self {
         SortedBlocks {
             blocks: Vec::new(),
+            weights: Vec::new(),
+            weight: 0,
             len: 0,
             block_bytes: 0,
         }
@@ -74,9 +102,14 @@ impl<T: PartialEq> PartialEq for SortedBlocks<T> {
 
 impl<T: Eq> Eq for SortedBlocks<T> {}
 
-impl<T: Ord + Copy> SortedBlocks<T> {
+impl<T: Ord + Copy + Weighted> SortedBlocks<T> {
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// The sum of every entry's weight.
+    pub fn weight(&self) -> u128 {
+        self.weight
     }
 
     pub fn is_empty(&self) -> bool {
@@ -95,6 +128,7 @@ impl<T: Ord + Copy> SortedBlocks<T> {
     pub fn insert(&mut self, entry: T) {
         if self.blocks.is_empty() {
             self.blocks.push(Vec::with_capacity(1));
+            self.weights.push(0);
             self.block_bytes += vec_bytes::<T>(1);
         }
         // Holds mostly arrive in expiry order (and a load reads them so):
@@ -113,6 +147,7 @@ impl<T: Ord + Copy> SortedBlocks<T> {
                 // Past the end of a full last block: a new block, sized
                 // for the run that is arriving in order.
                 self.blocks.push(Vec::with_capacity(BLOCK));
+                self.weights.push(0);
                 self.block_bytes += vec_bytes::<T>(BLOCK);
                 index += 1;
                 at = 0;
@@ -120,6 +155,9 @@ impl<T: Ord + Copy> SortedBlocks<T> {
                 let mut upper = Vec::with_capacity(BLOCK);
                 upper.extend_from_slice(&self.blocks[index][BLOCK / 2..]);
                 self.blocks[index].truncate(BLOCK / 2);
+                let moved = sum(&upper);
+                self.weights[index] -= moved;
+                self.weights.insert(index + 1, moved);
                 self.blocks.insert(index + 1, upper);
                 self.block_bytes += vec_bytes::<T>(BLOCK);
                 if at > BLOCK / 2 {
@@ -135,6 +173,8 @@ impl<T: Ord + Copy> SortedBlocks<T> {
             self.block_bytes = self.block_bytes - before + vec_bytes::<T>(block.capacity());
         }
         block.insert(at, entry);
+        self.weights[index] += u128::from(entry.weight());
+        self.weight += u128::from(entry.weight());
         self.len += 1;
     }
 
@@ -148,14 +188,18 @@ impl<T: Ord + Copy> SortedBlocks<T> {
         let Ok(at) = block.binary_search(&entry) else {
             return false;
         };
-        block.remove(at);
+        let removed = u128::from(block.remove(at).weight());
+        self.weights[index] -= removed;
+        self.weight -= removed;
         self.len -= 1;
         let before = vec_bytes::<T>(block.capacity());
         if block.is_empty() {
             self.blocks.remove(index);
+            self.weights.remove(index);
             self.block_bytes -= before;
             if self.blocks.len() * 4 <= self.blocks.capacity() {
                 self.blocks.shrink_to(self.blocks.len() * 2);
+                self.weights.shrink_to(self.blocks.len() * 2);
             }
         } else if block.len() * 4 <= block.capacity() && block.capacity() > 4 {
             // A block thinned by removals gives half its room back.
@@ -177,12 +221,16 @@ impl<T: Ord + Copy> SortedBlocks<T> {
 
     /// Heap bytes, for MEMORY USAGE: O(1).
     pub fn heap_bytes(&self) -> usize {
-        vec_bytes::<Vec<T>>(self.blocks.capacity()) + self.block_bytes
+        vec_bytes::<Vec<T>>(self.blocks.capacity())
+            + vec_bytes::<u128>(self.weights.capacity())
+            + self.block_bytes
     }
 
-    /// Shows every buffer to `mover`: the list of blocks, then each block.
+    /// Shows every buffer to `mover`: the list of blocks, their sums, then
+    /// each block.
     pub fn defrag(&mut self, mover: &mut Mover) {
         mover.vec(&mut self.blocks);
+        mover.vec(&mut self.weights);
         for block in &mut self.blocks {
             mover.vec(block);
         }
@@ -190,8 +238,12 @@ impl<T: Ord + Copy> SortedBlocks<T> {
 
     /// Allocations, for the lazyfree decision.
     pub fn allocations(&self) -> usize {
-        self.blocks.len() + 1
+        self.blocks.len() + 2
     }
+}
+
+fn sum<T: Weighted>(entries: &[T]) -> u128 {
+    entries.iter().map(|e| u128::from(e.weight())).sum()
 }
 
 impl SortedBlocks<Entry> {
@@ -201,11 +253,35 @@ impl SortedBlocks<Entry> {
         let mut count = 0;
         for block in &self.blocks {
             match block.last() {
-                Some(&(last, _)) if last < at_ms => count += block.len(),
-                _ => return count + block.partition_point(|&(expiry, _)| expiry < at_ms),
+                Some(&(last, ..)) if last < at_ms => count += block.len(),
+                _ => return count + block.partition_point(|&(expiry, ..)| expiry < at_ms),
             }
         }
         count
+    }
+
+    /// The units of the holds that expire before `at_ms`: every unit is
+    /// one where no hold has more (the count, searched), else the blocks'
+    /// sums, then the shorter side of the one block `at_ms` falls in.
+    pub fn units_before(&self, at_ms: i64) -> u128 {
+        if self.weight == self.len as u128 {
+            return self.count_before(at_ms) as u128;
+        }
+        let mut units = 0;
+        for (block, &weight) in self.blocks.iter().zip(&self.weights) {
+            match block.last() {
+                Some(&(last, ..)) if last < at_ms => units += weight,
+                _ => {
+                    let at = block.partition_point(|&(expiry, ..)| expiry < at_ms);
+                    return if at <= block.len() / 2 {
+                        units + sum(&block[..at])
+                    } else {
+                        units + weight - sum(&block[at..])
+                    };
+                }
+            }
+        }
+        units
     }
 
     /// The entries expiring at `at_ms` or later, in order: the holds still
@@ -213,7 +289,7 @@ impl SortedBlocks<Entry> {
     pub fn iter_from(&self, at_ms: i64) -> impl Iterator<Item = &Entry> {
         let first = self
             .blocks
-            .partition_point(|block| block.last().is_some_and(|&(last, _)| last < at_ms));
+            .partition_point(|block| block.last().is_some_and(|&(last, ..)| last < at_ms));
         let mut rest = self.blocks[first..].iter();
         let head = rest.next().map_or(&[][..], |block| {
             &block[block.partition_point(|e| e.0 < at_ms)..]
@@ -236,7 +312,7 @@ mod tests {
         for claim in 0..20_000u64 {
             let roll = next() % 10;
             if roll < 6 || plain.is_empty() {
-                let entry = ((next() % 5_000) as i64, claim);
+                let entry = ((next() % 5_000) as i64, claim, 1 + next() % 3);
                 index.insert(entry);
                 let at = plain.partition_point(|e| e < &entry);
                 plain.insert(at, entry);
@@ -247,6 +323,8 @@ mod tests {
             }
             let at = (next() % 5_200) as i64;
             assert_eq!(index.count_before(at), plain.partition_point(|e| e.0 < at));
+            let units: u64 = plain.iter().filter(|e| e.0 < at).map(|e| e.2).sum();
+            assert_eq!(index.units_before(at), u128::from(units));
             assert!(index
                 .iter_from(at)
                 .copied()
@@ -254,6 +332,12 @@ mod tests {
             assert_eq!(index.len(), plain.len());
         }
         assert!(index.iter().copied().eq(plain.iter().copied()));
+        assert_eq!(index.weight(), plain.iter().map(|e| u128::from(e.2)).sum());
+        assert!(index
+            .blocks
+            .iter()
+            .zip(&index.weights)
+            .all(|(b, &w)| sum(b) == w));
         assert!(index
             .blocks
             .iter()
@@ -286,8 +370,8 @@ mod tests {
     #[test]
     fn counts_what_has_expired_by_now() {
         let mut index = ExpiryIndex::default();
-        for (expiry, claim) in [(100, 1), (200, 2), (200, 3), (300, 4)] {
-            index.insert((expiry, claim));
+        for (expiry, claim, units) in [(100, 1, 1), (200, 2, 4), (200, 3, 1), (300, 4, 2)] {
+            index.insert((expiry, claim, units));
         }
         // At 200 the holds expiring at 200 are still live (now > expiry
         // is the rule), at 201 they are gone.
@@ -295,5 +379,7 @@ mod tests {
         assert_eq!(index.count_before(201), 3);
         assert_eq!(index.count_before(i64::MAX), 4);
         assert_eq!(index.count_before(i64::MIN), 0);
+        let units = [200, 201, i64::MAX, i64::MIN].map(|at| index.units_before(at));
+        assert_eq!(units, [1, 6, 8, 0]);
     }
 }

@@ -11,7 +11,7 @@ pub const COMMAND: Command = Command {
     acl_categories: c"read fast",
     arity: 2,
     keys: Keys::One(KeyAccess::READ),
-    summary: c"A campaign's settings and counts: confirmed, held, available, expired...",
+    summary: c"A campaign's settings and counts: confirmed, held, available, expired..., held_units, confirmed_units.",
     complexity: c"O(N / 512) for N held claims.",
     since: c"0.1.0",
     args: &[ArgDoc::KEY],
@@ -37,6 +37,8 @@ impl Handler for CouponInfo {
             ("claims", info.claims),
             ("expired", info.expired),
             ("released", info.released),
+            ("held_units", info.held_units),
+            ("confirmed_units", info.confirmed_units),
         ];
         Ok(Reply::Map(
             fields.map(|(name, n)| (name, Reply::Integer(n))).to_vec(),

@@ -4,7 +4,7 @@
 
 use super::effect::Effect;
 use super::settings::Settings;
-use super::store::{Campaign, ClaimState};
+use super::store::Campaign;
 use crate::redis::{KeptWord, Word, Words};
 
 /// What happened to a claim (or to the settings).
@@ -53,6 +53,7 @@ static AVAILABLE: KeptWord = KeptWord::new(c"available");
 static LIMIT: KeptWord = KeptWord::new(c"limit");
 static PERUSER: KeptWord = KeptWord::new(c"peruser");
 static HOLD: KeptWord = KeptWord::new(c"hold");
+static UNITS: KeptWord = KeptWord::new(c"units");
 
 /// What one ledger entry records; `available` is after the change, as COUPON.INFO
 /// would report it.
@@ -66,6 +67,8 @@ pub enum Record {
         expires_at_ms: i64,
         id: Option<Vec<u8>>,
         available: i64,
+        /// The claim's units (for `confirmed`, those confirmed).
+        units: u64,
     },
     Altered {
         settings: Settings,
@@ -88,6 +91,7 @@ impl Record {
                 expires_at_ms,
                 id,
                 available,
+                units,
             } => words.extend(&[
                 Kept(op.word()),
                 Kept(&CLAIM),
@@ -100,6 +104,8 @@ impl Record {
                 Bytes(id.as_deref().unwrap_or_default()),
                 Kept(&AVAILABLE),
                 Number(*available),
+                Kept(&UNITS),
+                Unsigned(*units),
             ]),
             Record::Altered {
                 settings,
@@ -128,11 +134,12 @@ impl Record {
 
 /// The entries of `effects` on `c` at `now`. A released claim's entry says
 /// `releases` (`released`, or `revoked` for COUPON.REVOKE). Confirm,
-/// release and expire name claims stored before the call.
+/// release, expire and renew name claims stored before the call.
 pub fn entries(c: &Campaign, effects: &[Effect], now: i64, releases: Op) -> Vec<Record> {
     let mut limit = c.settings().limit;
-    let mut confirmed = c.confirmed_count() as i64;
-    let mut held = c.live_count(now) as i64 - confirmed;
+    // Live units, as INFO counts them (u128: a loaded value's holds may
+    // sum past 64 bits).
+    let mut live = c.live_units(now);
     let mut entries = Vec::new();
     for effect in effects {
         let record = match effect {
@@ -141,77 +148,61 @@ pub fn entries(c: &Campaign, effects: &[Effect], now: i64, releases: Op) -> Vec<
                 user,
                 expires_at_ms,
                 request_id,
+                units,
             } => {
-                let op = match expires_at_ms {
-                    Some(_) => {
-                        held += 1;
-                        Op::Reserved
-                    }
-                    None => {
-                        confirmed += 1;
-                        Op::Confirmed
-                    }
-                };
+                live += u128::from(*units);
                 Record::Claim {
-                    op,
+                    op: match expires_at_ms {
+                        Some(_) => Op::Reserved,
+                        None => Op::Confirmed,
+                    },
                     claim: *claim,
                     user: user.clone(),
                     expires_at_ms: expires_at_ms.unwrap_or(-1),
                     id: request_id.clone(),
-                    available: available(limit, confirmed, held),
+                    available: available(limit, live),
+                    units: *units,
                 }
             }
             Effect::Alter(settings) => {
                 limit = settings.limit;
                 Record::Altered {
                     settings: *settings,
-                    available: available(limit, confirmed, held),
+                    available: available(limit, live),
                 }
             }
-            Effect::Confirm { claim } | Effect::Release { claim } | Effect::Expire { claim } => {
+            Effect::Confirm { claim, .. }
+            | Effect::Release { claim }
+            | Effect::Expire { claim }
+            | Effect::Renew { claim, .. } => {
                 let Some(stored) = c.stored(*claim) else {
                     continue;
                 };
-                let (op, state) = match (effect, stored.state) {
-                    (Effect::Confirm { .. }, _) => {
-                        held -= 1;
-                        confirmed += 1;
-                        (Op::Confirmed, ClaimState::Confirmed)
+                let freed = u128::from(stored.units);
+                let (op, expires_at_ms, units) = match *effect {
+                    Effect::Confirm { units: kept, .. } => {
+                        let kept = kept.unwrap_or(stored.units);
+                        live = live - freed + u128::from(kept);
+                        (Op::Confirmed, -1, kept)
                     }
-                    (Effect::Release { .. }, ClaimState::Confirmed) => {
-                        confirmed -= 1;
-                        (releases, stored.state)
+                    Effect::Release { .. } => {
+                        live -= freed;
+                        (releases, stored.state.expires_at_ms(), stored.units)
                     }
-                    (Effect::Release { .. }, ClaimState::Held { .. }) => {
-                        held -= 1;
-                        (releases, stored.state)
+                    Effect::Renew { expires_at_ms, .. } => {
+                        (Op::Renewed, expires_at_ms, stored.units)
                     }
                     // An expired hold was not live: nothing is freed.
-                    _ => (Op::Expired, stored.state),
+                    _ => (Op::Expired, stored.state.expires_at_ms(), stored.units),
                 };
                 Record::Claim {
                     op,
                     claim: *claim,
                     user: stored.user.to_vec(),
-                    expires_at_ms: state.expires_at_ms(),
+                    expires_at_ms,
                     id: stored.request_id.map(<[u8]>::to_vec),
-                    available: available(limit, confirmed, held),
-                }
-            }
-            Effect::Renew {
-                claim,
-                expires_at_ms,
-            } => {
-                let Some(stored) = c.stored(*claim) else {
-                    continue;
-                };
-                Record::Claim {
-                    op: Op::Renewed,
-                    claim: *claim,
-                    user: stored.user.to_vec(),
-                    expires_at_ms: *expires_at_ms,
-                    id: stored.request_id.map(<[u8]>::to_vec),
-                    available: available(limit, confirmed, held),
+                    available: available(limit, live),
+                    units,
                 }
             }
             Effect::Create(_) | Effect::Ledger(_) | Effect::Totals(_) => continue,
@@ -222,8 +213,8 @@ pub fn entries(c: &Campaign, effects: &[Effect], now: i64, releases: Op) -> Vec<
 }
 
 /// What COUPON.INFO reports as available: never below 0.
-fn available(limit: i64, confirmed: i64, held: i64) -> i64 {
-    (limit - confirmed - held).max(0)
+fn available(limit: i64, live_units: u128) -> i64 {
+    (limit as u128).saturating_sub(live_units) as i64
 }
 
 #[cfg(test)]
@@ -259,6 +250,7 @@ mod tests {
                 user: user.into(),
                 expires_at_ms: expires,
                 request_id: id.map(Into::into),
+                units: 1,
             };
             c.apply(&put).unwrap();
         }
@@ -275,8 +267,12 @@ mod tests {
                 user: b"dave".to_vec(),
                 expires_at_ms: Some(NOW + 60_000),
                 request_id: Some(b"r9".to_vec()),
+                units: 1,
             },
-            Effect::Confirm { claim: 3 },
+            Effect::Confirm {
+                claim: 3,
+                units: None,
+            },
             Effect::Release { claim: 2 },
             Effect::Alter(Settings {
                 limit: 5,
@@ -291,11 +287,45 @@ mod tests {
         assert_eq!(
             entries,
             [
-                "key k op expired claim 1 user alice expires_at_ms 999999 id r1 available 1",
-                "key k op reserved claim 4 user dave expires_at_ms 1060000 id r9 available 0",
-                "key k op confirmed claim 3 user carol expires_at_ms -1 id  available 0",
-                "key k op revoked claim 2 user bob expires_at_ms -1 id  available 1",
+                "key k op expired claim 1 user alice expires_at_ms 999999 id r1 available 1 units 1",
+                "key k op reserved claim 4 user dave expires_at_ms 1060000 id r9 available 0 units 1",
+                "key k op confirmed claim 3 user carol expires_at_ms -1 id  available 0 units 1",
+                "key k op revoked claim 2 user bob expires_at_ms -1 id  available 1 units 1",
                 "key k op altered limit 5 peruser 2 hold 30 available 3",
+            ]
+        );
+    }
+
+    /// Units: carol's hold of 1 released, dave's hold of 3 units (limit 3,
+    /// bob's 1 confirmed: 2 - 3 shows as 0), then an entry for a confirm
+    /// of 1 unit (entries name claims as stored before the call).
+    #[test]
+    fn entries_carry_units_and_count_them_in_available() {
+        let c = campaign();
+        let effects = [
+            Effect::Release { claim: 3 },
+            Effect::Put {
+                claim: 4,
+                user: b"dave".to_vec(),
+                expires_at_ms: Some(NOW + 60_000),
+                request_id: None,
+                units: 3,
+            },
+            Effect::Confirm {
+                claim: 3,
+                units: Some(1),
+            },
+        ];
+        let entries: Vec<String> = entries(&c, &effects, NOW, Op::Released)
+            .iter()
+            .map(|entry| text(entry.fields(b"k")))
+            .collect();
+        assert_eq!(
+            entries,
+            [
+                "key k op released claim 3 user carol expires_at_ms 1005000 id  available 2 units 1",
+                "key k op reserved claim 4 user dave expires_at_ms 1060000 id  available 0 units 3",
+                "key k op confirmed claim 3 user carol expires_at_ms -1 id  available 0 units 1",
             ]
         );
     }
@@ -308,11 +338,12 @@ mod tests {
             user: b"erin".to_vec(),
             expires_at_ms: None,
             request_id: None,
+            units: 1,
         }];
         let fields = text(entries(&c, &issued, NOW, Op::Released)[0].fields(b"k"));
         assert_eq!(
             fields,
-            "key k op confirmed claim 4 user erin expires_at_ms -1 id  available 0"
+            "key k op confirmed claim 4 user erin expires_at_ms -1 id  available 0 units 1"
         );
     }
 }

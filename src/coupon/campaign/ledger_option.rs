@@ -44,16 +44,30 @@ pub fn key_positions<A: AsRef<[u8]>>(args: &[A], from: usize) -> Vec<(usize, Key
     let campaign = (args.len() > 1).then_some((1, KeyAccess::UPDATE));
     campaign
         .into_iter()
-        .chain(ledger_position(args, from))
+        .chain(ledger_position(args, from, 1))
         .collect()
 }
 
-/// The position of a `LEDGER` option's value among pairs from `from`.
-pub fn ledger_position<A: AsRef<[u8]>>(args: &[A], from: usize) -> Option<(usize, KeyAccess)> {
-    (from..args.len().saturating_sub(1))
-        .step_by(2)
-        .find(|&at| args[at].as_ref().eq_ignore_ascii_case(LEDGER.as_bytes()))
-        .map(|at| (at + 1, KeyAccess::APPEND))
+/// The position of a `LEDGER` option's value among options from `from`,
+/// each followed by its value (`QTY` by `qty_values` of them).
+pub fn ledger_position<A: AsRef<[u8]>>(
+    args: &[A],
+    from: usize,
+    qty_values: usize,
+) -> Option<(usize, KeyAccess)> {
+    let mut at = from;
+    while at + 1 < args.len() {
+        let option = args[at].as_ref();
+        if option.eq_ignore_ascii_case(LEDGER.as_bytes()) {
+            return Some((at + 1, KeyAccess::APPEND));
+        }
+        at += if option.eq_ignore_ascii_case(b"QTY") {
+            1 + qty_values
+        } else {
+            2
+        };
+    }
+    None
 }
 
 /// Options that are only `[LEDGER stream]`: the stream, if given.
@@ -123,6 +137,9 @@ mod tests {
             ),
             [1, 6]
         );
+        // QTY's values are values.
+        let qty = ["x", "k", "k2", "u", "QTY", "LEDGER", "2", "LEDGER", "s"];
+        assert_eq!(ledger_position(&qty, 4, 2).map(|(at, _)| at), Some(8));
         // A last LEDGER has no value.
         assert_eq!(at(&["coupon.confirm", "k", "1", "LEDGER"], 3), [1]);
         assert_eq!(at(&["coupon.confirm"], 3), Vec::<usize>::new());

@@ -154,14 +154,30 @@ mod tests {
                 user: b"u \0x".to_vec(),
                 expires_at_ms: Some(1_800_000_000_123),
                 request_id: Some(b"req-1".to_vec()),
+                units: 1,
             },
             Effect::Put {
                 claim: i64::MAX as u64,
                 user: b"v".to_vec(),
                 expires_at_ms: None,
                 request_id: None,
+                units: i64::MAX as u64,
             },
-            Effect::Confirm { claim: 9 },
+            Effect::Put {
+                claim: 11,
+                user: b"w".to_vec(),
+                expires_at_ms: Some(0),
+                request_id: None,
+                units: 4,
+            },
+            Effect::Confirm {
+                claim: 11,
+                units: Some(3),
+            },
+            Effect::Confirm {
+                claim: 9,
+                units: None,
+            },
             Effect::Release { claim: 10 },
             Effect::Totals(Totals {
                 claims_made: 10,
@@ -189,6 +205,10 @@ mod tests {
             &["CREATE", "0", "1", "1"],
             &["CREATE", "1", "1", "9223372036854776"],
             &["CREATE", "1", "1"],
+            &["PUTUNITS", "1", "u", "-1", ""],
+            &["PUTUNITS", "1", "u", "-1", "", "0"],
+            &["CONFIRMUNITS", "1"],
+            &["CONFIRMUNITS", "1", "-2"],
         ] {
             assert!(from_args(args).is_err(), "{args:?}");
         }

@@ -1,5 +1,5 @@
-//! `COUPON.RESERVE key user [HOLD seconds] [ID request-id] [LEDGER
-//! stream]`: holds a place while the payment runs.
+//! `COUPON.RESERVE key user [HOLD seconds] [ID request-id] [QTY n] [LEDGER
+//! stream]`: holds `n` units (default 1) while the payment runs.
 
 use super::ledger::Op;
 use super::ledger_option::{self, LEDGER};
@@ -17,7 +17,7 @@ pub const COMMAND: Command = Command {
     arity: -3,
     keys: ledger_option::keys(KeyAccess::UPDATE, OPTIONS_FROM),
     summary:
-        c"Holds a place for user until the hold ends: [claim, expires_at_ms], [-1, 0] or [-2, 0].",
+        c"Holds QTY units (default 1) for user until the hold ends: [claim, expires_at_ms], [-1, 0] or [-2, 0].",
     complexity: c"O(log N) for N claims.",
     since: c"0.1.0",
     args: &[
@@ -25,6 +25,7 @@ pub const COMMAND: Command = Command {
         ArgDoc::string(c"user"),
         ArgDoc::integer(c"hold").option(c"HOLD"),
         ArgDoc::string(c"id").option(c"ID"),
+        ArgDoc::integer(c"qty").option(c"QTY"),
         ledger_option::DOC,
     ],
     callback: callback_finding_keys::<CouponReserve>,
@@ -40,6 +41,9 @@ pub struct Reserve<'a, A> {
     /// The hold's end when HOLD was given; else the campaign's default.
     pub hold_until_ms: Option<i64>,
     pub request_id: Option<&'a [u8]>,
+    /// QTY's values, as given (one for RESERVE, one per key for
+    /// RESERVEALL, each checked positive); none: 1 unit each.
+    pub units: Option<&'a [A]>,
     pub ledger: Option<&'a A>,
 }
 
@@ -49,14 +53,16 @@ impl<'a, A: AsRef<[u8]>> Reserve<'a, A> {
         let [user, options @ ..] = args else {
             return Err(args::wrong_arity("coupon.reserve"));
         };
-        Reserve::of(user, options, now_ms, "coupon.reserve")
+        Reserve::of(user, options, 1, now_ms, "coupon.reserve")
     }
 
     /// A user and RESERVE's options, for `command` (COUPON.RESERVEALL
-    /// takes the same after its keys).
+    /// takes the same after its keys, QTY with a value for each of its
+    /// `campaigns`).
     pub fn of(
         user: &'a A,
         options: &'a [A],
+        campaigns: usize,
         now_ms: i64,
         command: &str,
     ) -> Result<Self, ErrorReply> {
@@ -64,20 +70,36 @@ impl<'a, A: AsRef<[u8]>> Reserve<'a, A> {
             user: args::non_empty(user.as_ref(), "user")?,
             hold_until_ms: None,
             request_id: None,
+            units: None,
             ledger: None,
         };
-        args::options(options, &["HOLD", "ID", LEDGER], |option, value| {
+        let names = ["HOLD", "ID", "QTY", LEDGER];
+        args::options_taking(options, &names, Some((2, campaigns)), |option, values| {
+            let value = &values[0];
             match option {
                 0 => {
                     let hold = args::seconds_from(value.as_ref(), "hold", now_ms, command);
                     request.hold_until_ms = Some(hold?.1)
                 }
                 1 => request.request_id = Some(args::non_empty(value.as_ref(), "id")?),
+                2 => {
+                    for value in values {
+                        args::positive(value.as_ref(), "qty")?;
+                    }
+                    request.units = Some(values);
+                }
                 _ => request.ledger = Some(value),
             }
             Ok(())
         })?;
         Ok(request)
+    }
+
+    /// The units asked of the i-th campaign.
+    pub fn units(&self, i: usize) -> u64 {
+        self.units.map_or(1, |values| {
+            crate::integer::parse(values[i].as_ref()).map_or(1, |n| n as u64)
+        })
     }
 }
 
@@ -102,6 +124,7 @@ impl Handler for CouponReserve {
                 campaign,
                 request.user,
                 request.request_id,
+                request.units(0),
                 hold_until_ms,
                 now,
             )
@@ -119,6 +142,8 @@ mod tests {
     #[test]
     fn parses_user_and_options() {
         let request = Reserve::parse(&["alice", "id", "r-1", "HOLD", "30"], NOW).unwrap();
+        assert_eq!(request.units(0), 1);
+        assert_eq!(Reserve::parse(&["a", "qty", "3"], NOW).unwrap().units(0), 3);
         assert_eq!(request.user, b"alice");
         assert_eq!(request.request_id, Some(&b"r-1"[..]));
         assert_eq!(request.hold_until_ms, Some(NOW + 30_000));
@@ -131,6 +156,16 @@ mod tests {
         assert!(error(&[""]).starts_with("ERR user "));
         assert!(error(&["u", "ID", ""]).starts_with("ERR id "));
         assert!(error(&["u", "HOLD", "0"]).starts_with("ERR hold "));
+        assert_eq!(
+            error(&["u", "QTY", "0"]),
+            "ERR qty must be a positive integer"
+        );
+        assert_eq!(
+            error(&["u", "QTY", "x"]),
+            "ERR qty is not an integer or out of range"
+        );
+        assert_eq!(error(&["u", "QTY"]), "ERR option QTY needs a value");
+        assert_eq!(error(&["u", "QTY", "1", "2"]), "ERR unknown option '2'");
         assert!(error(&["u", "ID"]).contains("ID needs a value"));
         assert!(error(&["u", "FROM", "1"]).contains("unknown option 'FROM'"));
         assert!(error(&["", "FROM", "1"]).starts_with("ERR user "));

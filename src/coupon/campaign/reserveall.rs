@@ -1,6 +1,7 @@
 //! `COUPON.RESERVEALL numkeys key [key ...] user [HOLD seconds] [ID
-//! request-id] [LEDGER stream]`: a cart, one hold for the user in every
-//! campaign, all or none, at one clock reading.
+//! request-id] [QTY n [n ...]] [LEDGER stream]`: a cart, one hold for the
+//! user in every campaign (of the units QTY gives each, in key order), all
+//! or none, at one clock reading.
 
 use super::ledger_option;
 use super::reserve::Reserve;
@@ -33,6 +34,7 @@ pub const COMMAND: Command = Command {
         ArgDoc::string(c"user"),
         ArgDoc::integer(c"hold").option(c"HOLD"),
         ArgDoc::string(c"id").option(c"ID"),
+        ArgDoc::integer(c"qty").option(c"QTY").multiple(),
         ledger_option::DOC,
     ],
     callback: callback_finding_keys::<CouponReserveAll>,
@@ -82,7 +84,7 @@ impl<'a, A: AsRef<[u8]>> ReserveAll<'a, A> {
         }
         Ok(ReserveAll {
             campaigns: n,
-            reserve: Reserve::of(user, options, now_ms, "coupon.reserveall")?,
+            reserve: Reserve::of(user, options, n, now_ms, "coupon.reserveall")?,
         })
     }
 }
@@ -102,7 +104,7 @@ impl FindsKeys for CouponReserveAll {
             return Vec::new();
         };
         let keys = (2..(2 + n as usize).min(args.len())).map(|at| (at, KeyAccess::UPDATE));
-        let ledger = ledger_option::ledger_position(args, 3 + n as usize);
+        let ledger = ledger_option::ledger_position(args, 3 + n as usize, n as usize);
         keys.chain(ledger).collect()
     }
 }
@@ -117,6 +119,7 @@ impl Handler for CouponReserveAll {
             hold_until_ms,
             request_id,
             ledger,
+            ..
         } = request.reserve;
         let ledger = ledger.copied();
         let cart = write::reserve_all(ctx, names, ledger, |campaigns, now| {
@@ -126,7 +129,8 @@ impl Handler for CouponReserveAll {
                     .and_then(|hold_s| args::span_end_ms(now, hold_s))
                     .unwrap_or(i64::MAX)
             });
-            rules::reserve_all(campaigns, user, request_id, hold_until_ms, now)
+            let units = |i| request.reserve.units(i);
+            rules::reserve_all(campaigns, user, request_id, units, hold_until_ms, now)
         })?;
         let reply = match cart {
             Cart::Reserved(plans) => plans.iter().flat_map(|plan| plan.outcome.reply()).collect(),
@@ -181,5 +185,19 @@ mod tests {
         assert!(error(&["2", "a", "a", "u"]).contains("key is given more than once"));
         assert!(error(&["1", "a", ""]).starts_with("ERR user "));
         assert!(error(&["1", "a", "u", "ID"]).contains("ID needs a value"));
+        let units = parse(&["2", "a", "b", "u", "QTY", "2", "3", "ID", "r"]).unwrap();
+        assert_eq!((units.reserve.units(0), units.reserve.units(1)), (2, 3));
+        let per_key = "ERR qty needs 2 values, one per key";
+        assert_eq!(error(&["2", "a", "b", "u", "QTY", "2"]), per_key);
+        assert_eq!(error(&["2", "a", "b", "u", "QTY", "2", "3", "4"]), per_key);
+        assert_eq!(error(&["2", "a", "b", "u", "QTY"]), per_key);
+        assert_eq!(
+            error(&["2", "a", "b", "u", "QTY", "2", "LEDGER", "s"]),
+            "ERR qty is not an integer or out of range"
+        );
+        assert_eq!(
+            error(&["1", "a", "u", "QTY"]),
+            "ERR option QTY needs a value"
+        );
     }
 }

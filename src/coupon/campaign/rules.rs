@@ -44,9 +44,9 @@ pub enum Reservation {
     /// The request id's live claim, repeated (`expires_at_ms` -1 once
     /// confirmed); nothing changes.
     Repeat { claim: u64, expires_at_ms: i64 },
-    /// The user already has `PERUSER` live claims.
+    /// The user's live units and these would pass `PERUSER`.
     UserFull,
-    /// `limit` claims are live.
+    /// The campaign's live units and these would pass `limit`.
     SoldOut,
 }
 
@@ -119,6 +119,10 @@ pub struct Revocation {
 pub enum Refusal {
     /// The request id belongs to a live claim of another user.
     RequestIdTaken,
+    /// The request id's held claim was reserved with other units.
+    QtyMismatch,
+    /// CONFIRM's QTY is above the held claim's units.
+    QtyAboveUnits,
     /// ISSUE's limit is not the campaign's.
     LimitMismatch,
     /// Claim number 2^63 - 1 has been made: no new claim can be numbered.
@@ -133,6 +137,8 @@ impl Refusal {
     pub fn message(self) -> &'static str {
         match self {
             Refusal::RequestIdTaken => "ERR id is held by a live claim of another user",
+            Refusal::QtyMismatch => "ERR id was reserved with another qty",
+            Refusal::QtyAboveUnits => "ERR qty is above the claim's units",
             Refusal::LimitMismatch => "ERR limit does not match the campaign's limit",
             Refusal::ClaimNumbersUsedUp => {
                 "ERR the campaign has used every claim number (the last is 9223372036854775807)"
@@ -167,29 +173,31 @@ fn reclaim(c: &Campaign, now: i64, stale: Option<u64>) -> Vec<Effect> {
         .collect()
 }
 
-/// Would a new claim at `now` take the last place?
-fn fills_last_place(c: &Campaign, now: i64) -> bool {
-    c.live_count(now) + 1 == c.settings().limit as u64
+/// Would a new claim of `units` at `now` take the last place?
+fn fills_last_place(c: &Campaign, units: u64, now: i64) -> bool {
+    c.live_units(now) + u128::from(units) == c.settings().limit as u128
 }
 
-/// The user's places and the campaign's, checked in that order.
-fn room_for(c: &Campaign, user: &[u8], now: i64) -> Result<(), Reservation> {
+/// The user's units and the campaign's, checked in that order.
+fn room_for(c: &Campaign, user: &[u8], units: u64, now: i64) -> Result<(), Reservation> {
     let settings = c.settings();
-    if c.user_live(user, now) >= settings.per_user as u64 {
+    let units = u128::from(units);
+    if c.user_live(user, now) + units > settings.per_user as u128 {
         return Err(Reservation::UserFull);
     }
-    if c.live_count(now) >= settings.limit as u64 {
+    if c.live_units(now) + units > settings.limit as u128 {
         return Err(Reservation::SoldOut);
     }
     Ok(())
 }
 
-/// COUPON.RESERVE: a place held until `expires_at_ms` for `user`. The
-/// request id is checked first, then the user's claims, then the limit.
+/// COUPON.RESERVE: `units` held until `expires_at_ms` for `user`. The
+/// request id is checked first, then the user's units, then the limit.
 pub fn reserve(
     c: &Campaign,
     user: &[u8],
     request_id: Option<&[u8]>,
+    units: u64,
     expires_at_ms: i64,
     now: i64,
 ) -> Result<Plan<Reservation>, Refusal> {
@@ -197,6 +205,13 @@ pub fn reserve(
     if let Some(owner) = request_id.and_then(|id| c.request_owner(id)) {
         match c.live(owner, now) {
             Some(claim) if *claim.user == *user => {
+                // Once confirmed, a claim may keep fewer units than it was
+                // reserved with: only a hold's are compared.
+                if let ClaimState::Held { .. } = claim.state {
+                    if claim.units != units {
+                        return Err(Refusal::QtyMismatch);
+                    }
+                }
                 return Ok(Plan::nothing(Reservation::Repeat {
                     claim: owner,
                     expires_at_ms: claim.state.expires_at_ms(),
@@ -207,7 +222,7 @@ pub fn reserve(
             None => stale = Some(owner),
         }
     }
-    if let Err(full) = room_for(c, user, now) {
+    if let Err(full) = room_for(c, user, units, now) {
         return Ok(Plan::nothing(full));
     }
     let claim = next_claim(c)?;
@@ -217,6 +232,7 @@ pub fn reserve(
         user: user.to_vec(),
         expires_at_ms: Some(expires_at_ms),
         request_id: request_id.map(<[u8]>::to_vec),
+        units,
     });
     Ok(Plan {
         outcome: Reservation::New {
@@ -224,32 +240,45 @@ pub fn reserve(
             expires_at_ms,
         },
         effects,
-        fills_last_place: fills_last_place(c, now),
+        fills_last_place: fills_last_place(c, units, now),
     })
 }
 
-/// COUPON.CONFIRM.
-pub fn confirm(c: &Campaign, claim: u64, now: i64) -> Plan<Confirmation> {
-    match c.live(claim, now).map(|found| found.state) {
-        Some(ClaimState::Held { .. }) => {
-            let mut effects = reclaim(c, now, None);
-            let outcome = if c.room_to_confirm(claim) {
-                effects.push(Effect::Confirm { claim });
-                Confirmation::Confirmed
-            } else {
-                // Back within the limits in the same step.
-                effects.push(Effect::Release { claim });
-                Confirmation::NoRoom
-            };
-            Plan {
-                outcome,
-                effects,
-                fills_last_place: false,
-            }
-        }
-        Some(ClaimState::Confirmed) => Plan::nothing(Confirmation::AlreadyConfirmed),
-        None => Plan::nothing(Confirmation::NoLiveClaim),
+/// COUPON.CONFIRM: `units` of the held claim kept (`None`: all), the rest
+/// free at once.
+pub fn confirm(
+    c: &Campaign,
+    claim: u64,
+    units: Option<u64>,
+    now: i64,
+) -> Result<Plan<Confirmation>, Refusal> {
+    let Some(found) = c.live(claim, now) else {
+        return Ok(Plan::nothing(Confirmation::NoLiveClaim));
+    };
+    if found.state == ClaimState::Confirmed {
+        return Ok(Plan::nothing(Confirmation::AlreadyConfirmed));
     }
+    let kept = units.unwrap_or(found.units);
+    if kept > found.units {
+        return Err(Refusal::QtyAboveUnits);
+    }
+    let mut effects = reclaim(c, now, None);
+    let outcome = if c.room_to_confirm(claim, kept) {
+        effects.push(Effect::Confirm {
+            claim,
+            units: (kept != found.units).then_some(kept),
+        });
+        Confirmation::Confirmed
+    } else {
+        // Back within the limits in the same step.
+        effects.push(Effect::Release { claim });
+        Confirmation::NoRoom
+    };
+    Ok(Plan {
+        outcome,
+        effects,
+        fills_last_place: false,
+    })
 }
 
 /// COUPON.RENEW: what a call for claim `claim` got.
@@ -317,7 +346,7 @@ pub fn issue(c: &Campaign, user: &[u8], limit: i64, now: i64) -> Result<Plan<Cou
     if limit != c.settings().limit {
         return Err(Refusal::LimitMismatch);
     }
-    match room_for(c, user, now) {
+    match room_for(c, user, 1, now) {
         Err(Reservation::UserFull) => return Ok(Plan::nothing(Coupon::AlreadyHeld)),
         Err(_) => return Ok(Plan::nothing(Coupon::SoldOut)),
         Ok(()) => {}
@@ -329,8 +358,9 @@ pub fn issue(c: &Campaign, user: &[u8], limit: i64, now: i64) -> Result<Plan<Cou
         user: user.to_vec(),
         expires_at_ms: None,
         request_id: None,
+        units: 1,
     });
-    let sold_out = fills_last_place(c, now);
+    let sold_out = fills_last_place(c, 1, now);
     Ok(Plan {
         outcome: Coupon::Issued {
             rank: claim as i64,
@@ -385,7 +415,7 @@ pub struct Changes {
 }
 
 /// COUPON.ALTER: the settings changed now. Nothing live is touched; only
-/// a sale already made (confirmed claims) bounds how low LIMIT and
+/// a sale already made (confirmed units) bounds how low LIMIT and
 /// PERUSER may go. Settings equal to the current ones change nothing.
 pub fn alter(c: &Campaign, changes: Changes) -> Result<Plan<()>, Refusal> {
     let current = c.settings();
@@ -394,7 +424,7 @@ pub fn alter(c: &Campaign, changes: Changes) -> Result<Plan<()>, Refusal> {
         per_user: changes.per_user.unwrap_or(current.per_user),
         hold_s: changes.hold_s.unwrap_or(current.hold_s),
     };
-    let limit_refused = (settings.limit as u64) < c.confirmed_count();
+    let limit_refused = (settings.limit as u64) < c.confirmed_units();
     let per_user_refused = (settings.per_user as u64) < c.most_confirmed_of_a_user();
     match (limit_refused, per_user_refused) {
         (true, true) if changes.per_user_first => return Err(Refusal::PerUserBelowConfirmed),
@@ -423,20 +453,22 @@ pub enum Cart {
     Refused { at: usize, why: Reservation },
 }
 
-/// COUPON.RESERVEALL: one hold for `user` in each campaign, all or none,
-/// decided at one `now`. Each campaign is judged as RESERVE judges it (a
-/// request id repeated, the user's places, then the limit); the first to
-/// refuse, in key order, refuses the cart.
+/// COUPON.RESERVEALL: one hold for `user` in each campaign, of the units
+/// `units(i)` gives the i-th, all or none, decided at one `now`. Each
+/// campaign is judged as RESERVE judges it (a request id repeated, the
+/// user's units, then the limit); the first to refuse, in key order,
+/// refuses the cart.
 pub fn reserve_all(
     campaigns: &[&Campaign],
     user: &[u8],
     request_id: Option<&[u8]>,
+    units: impl Fn(usize) -> u64,
     expires_at_ms: i64,
     now: i64,
 ) -> Result<Cart, Refusal> {
     let mut plans = Vec::with_capacity(campaigns.len());
     for (at, c) in campaigns.iter().enumerate() {
-        let plan = reserve(c, user, request_id, expires_at_ms, now)?;
+        let plan = reserve(c, user, request_id, units(at), expires_at_ms, now)?;
         if let why @ (Reservation::UserFull | Reservation::SoldOut) = plan.outcome {
             return Ok(Cart::Refused { at, why });
         }
@@ -479,7 +511,14 @@ mod tests {
         id: Option<&str>,
         now: i64,
     ) -> Result<Reservation, Refusal> {
-        let plan = reserve(c, user.as_bytes(), id.map(str::as_bytes), now + HOLD, now)?;
+        let plan = reserve(
+            c,
+            user.as_bytes(),
+            id.map(str::as_bytes),
+            1,
+            now + HOLD,
+            now,
+        )?;
         Ok(run(c, |_| plan))
     }
 
@@ -491,7 +530,7 @@ mod tests {
         );
         assert_eq!(
             info.available,
-            (info.limit - info.confirmed - info.held).max(0)
+            (info.limit - info.confirmed_units - info.held_units).max(0)
         );
     }
 
@@ -550,10 +589,10 @@ mod tests {
     #[test]
     fn the_last_place_is_reported_once() {
         let mut c = campaign(2, 1);
-        let first = reserve(&c, b"a", None, NOW + HOLD, NOW).unwrap();
+        let first = reserve(&c, b"a", None, 1, NOW + HOLD, NOW).unwrap();
         assert!(!first.fills_last_place);
         run(&mut c, |_| first);
-        let last = reserve(&c, b"b", None, NOW + HOLD, NOW).unwrap();
+        let last = reserve(&c, b"b", None, 1, NOW + HOLD, NOW).unwrap();
         assert!(last.fills_last_place);
     }
 
@@ -563,8 +602,14 @@ mod tests {
         reserve_at(&mut c, "a", None, NOW).unwrap();
         let at = NOW + HOLD;
         assert_eq!(reserve_at(&mut c, "b", None, at), Ok(Reservation::SoldOut));
-        assert_eq!(confirm(&c, 1, at).outcome, Confirmation::Confirmed);
-        assert_eq!(confirm(&c, 1, at + 1).outcome, Confirmation::NoLiveClaim);
+        assert_eq!(
+            confirm(&c, 1, None, at).unwrap().outcome,
+            Confirmation::Confirmed
+        );
+        assert_eq!(
+            confirm(&c, 1, None, at + 1).unwrap().outcome,
+            Confirmation::NoLiveClaim
+        );
         assert_eq!(release(&c, 1, at + 1).outcome, Release::NoLiveClaim);
         assert_eq!(c.info(at).held, 1);
         assert_eq!(c.info(at + 1).held, 0);
@@ -584,8 +629,11 @@ mod tests {
             expires_at_ms: NOW + HOLD,
         };
         assert_eq!(reserve_at(&mut c, "a", Some("r1"), NOW + 5), Ok(repeat));
-        assert_eq!(reserve(&c, b"a", Some(b"r1"), 0, NOW).unwrap().effects, []);
-        run(&mut c, |c| confirm(c, 1, NOW));
+        assert_eq!(
+            reserve(&c, b"a", Some(b"r1"), 1, 0, NOW).unwrap().effects,
+            []
+        );
+        run(&mut c, |c| confirm(c, 1, None, NOW).unwrap());
         let confirmed = Reservation::Repeat {
             claim: 1,
             expires_at_ms: -1,
@@ -629,7 +677,7 @@ mod tests {
             reserve_at(&mut c, &format!("old{n}"), None, NOW - 2 * HOLD).unwrap();
         }
         reserve_at(&mut c, "a", Some("r1"), NOW - HOLD - 10).unwrap();
-        let plan = reserve(&c, b"b", Some(b"r1"), NOW + HOLD, NOW).unwrap();
+        let plan = reserve(&c, b"b", Some(b"r1"), 1, NOW + HOLD, NOW).unwrap();
         let expired = plan
             .effects
             .iter()
@@ -656,26 +704,27 @@ mod tests {
                 user: user.as_bytes().to_vec(),
                 expires_at_ms: Some(expires_at_ms),
                 request_id: None,
+                units: 1,
             };
             c.apply(&put).unwrap();
         }
         assert_eq!(
-            confirm(&c, 99, NOW),
+            confirm(&c, 99, None, NOW).unwrap(),
             Plan::nothing(Confirmation::NoLiveClaim)
         );
         assert_eq!(
-            confirm(&c, 1, NOW),
+            confirm(&c, 1, None, NOW).unwrap(),
             Plan::nothing(Confirmation::NoLiveClaim)
         );
         assert_eq!(release(&c, 99, NOW), Plan::nothing(Release::NoLiveClaim));
         assert_eq!(revoke(&c, b"nobody", NOW).effects, []);
         assert_eq!(revoke(&c, b"old", NOW).effects, []);
         assert_eq!(
-            reserve(&c, b"a", None, NOW + HOLD, NOW),
+            reserve(&c, b"a", None, 1, NOW + HOLD, NOW),
             Ok(Plan::nothing(Reservation::UserFull))
         );
         assert_eq!(
-            reserve(&c, b"c", None, NOW + HOLD, NOW),
+            reserve(&c, b"c", None, 1, NOW + HOLD, NOW),
             Ok(Plan::nothing(Reservation::SoldOut))
         );
         assert_eq!(issue(&c, b"c", 2, NOW), Ok(Plan::nothing(Coupon::SoldOut)));
@@ -689,7 +738,7 @@ mod tests {
             reserve_at(&mut c, &format!("u{user}"), None, NOW + user).unwrap();
         }
         let later = NOW + HOLD + 1_000;
-        let plan = reserve(&c, b"new", None, later + HOLD, later).unwrap();
+        let plan = reserve(&c, b"new", None, 1, later + HOLD, later).unwrap();
         let expired: Vec<u64> = plan
             .effects
             .iter()
@@ -713,12 +762,135 @@ mod tests {
         }
         let later = NOW + HOLD + 1;
         assert_eq!(c.user_live(b"whale", later), 0);
-        let plan = reserve(&c, b"whale", None, later + HOLD, later).unwrap();
+        let plan = reserve(&c, b"whale", None, 1, later + HOLD, later).unwrap();
         assert_eq!(plan.effects.len(), RECLAIM_PER_CALL + 1);
         run(&mut c, |_| plan);
         let plan = revoke(&c, b"whale", later);
         assert_eq!(plan.outcome, Revocation { released: 1 });
         assert_eq!(plan.effects.len(), RECLAIM_PER_CALL + 1);
+    }
+
+    /// Units, worked out by hand from SPEC: limit 10, PERUSER 4.
+    #[test]
+    fn units_count_against_the_limit_and_the_users_units() {
+        let mut c = campaign(10, 4);
+        let hold = |c: &Campaign, user: &str, id: Option<&str>, units: u64| {
+            reserve(
+                c,
+                user.as_bytes(),
+                id.map(str::as_bytes),
+                units,
+                NOW + HOLD,
+                NOW,
+            )
+        };
+        // a holds 3; 3 + 2 would pass PERUSER 4: -1, whatever the limit.
+        let plan = hold(&c, "a", Some("r"), 3).unwrap();
+        assert_eq!(plan.outcome, new_claim(1, NOW).unwrap());
+        run(&mut c, |_| plan);
+        assert_eq!(
+            hold(&c, "a", None, 2).unwrap().outcome,
+            Reservation::UserFull
+        );
+        assert_eq!(
+            hold(&c, "a", None, 1).unwrap().outcome,
+            new_claim(2, NOW).unwrap()
+        );
+        // The same id: repeated with the same units, refused with others.
+        assert_eq!(
+            hold(&c, "a", Some("r"), 3).unwrap().outcome,
+            Reservation::Repeat {
+                claim: 1,
+                expires_at_ms: NOW + HOLD
+            }
+        );
+        assert_eq!(hold(&c, "a", Some("r"), 2), Err(Refusal::QtyMismatch));
+        // b: 4 units fill 3 + 4 = 7; c's 4 would pass 10, 3 take the last.
+        run(&mut c, |c| hold(c, "b", None, 4).unwrap());
+        assert_eq!(
+            hold(&c, "c", None, 4).unwrap().outcome,
+            Reservation::SoldOut
+        );
+        let last = hold(&c, "c", None, 3).unwrap();
+        assert!(last.fills_last_place);
+        run(&mut c, |_| last);
+        let info = c.info(NOW);
+        assert_eq!((info.held, info.held_units, info.available), (3, 10, 0));
+        // a confirms 1 of its 3: 2 free at once, for d.
+        assert_eq!(confirm(&c, 1, Some(4), NOW), Err(Refusal::QtyAboveUnits));
+        assert_eq!(
+            run(&mut c, |c| confirm(c, 1, Some(1), NOW).unwrap()),
+            Confirmation::Confirmed
+        );
+        let info = c.info(NOW);
+        assert_eq!(
+            (
+                info.confirmed,
+                info.confirmed_units,
+                info.held_units,
+                info.available
+            ),
+            (1, 1, 7, 2)
+        );
+        assert_eq!(c.live(1, NOW).unwrap().units, 1);
+        // A confirmed claim repeats whatever QTY says (it may keep fewer).
+        assert_eq!(
+            hold(&c, "a", Some("r"), 3).unwrap().outcome,
+            Reservation::Repeat {
+                claim: 1,
+                expires_at_ms: -1
+            }
+        );
+        assert_eq!(
+            confirm(&c, 1, Some(9), NOW).unwrap().outcome,
+            Confirmation::AlreadyConfirmed
+        );
+        run(&mut c, |c| hold(c, "d", None, 2).unwrap());
+        // ALTER judges confirmed units: b confirms 4 (PERUSER 4), then
+        // LIMIT 4 is below 5 confirmed units and PERUSER 3 below b's 4.
+        run(&mut c, |c| confirm(c, 2, None, NOW).unwrap());
+        let lower = |limit, per_user| Changes {
+            limit,
+            per_user,
+            ..Changes::default()
+        };
+        assert_eq!(
+            alter(&c, lower(Some(4), None)),
+            Err(Refusal::LimitBelowConfirmed)
+        );
+        assert_eq!(
+            alter(&c, lower(None, Some(3))),
+            Err(Refusal::PerUserBelowConfirmed)
+        );
+        assert!(alter(&c, lower(Some(5), Some(4))).is_ok());
+        // Every unit of a released or revoked claim is free.
+        run(&mut c, |c| revoke(c, b"b", NOW));
+        assert_eq!(c.info(NOW).available, 4);
+        check_totals(&c, NOW);
+    }
+
+    /// CONFIRM's -2 with units: a hold live again past the limit's units.
+    #[test]
+    fn a_confirm_whose_units_do_not_fit_releases_the_hold() {
+        let mut c = campaign(5, 5);
+        for (claim, user, units, expires_at_ms) in [(1, "a", 3, None), (2, "b", 3, Some(NOW))] {
+            let put = Effect::Put {
+                claim,
+                user: user.as_bytes().to_vec(),
+                expires_at_ms,
+                request_id: None,
+                units,
+            };
+            c.apply(&put).unwrap();
+        }
+        // 3 + 3 do not fit 5; 3 + 2 do.
+        let plan = confirm(&c, 2, None, NOW).unwrap();
+        assert_eq!(plan.outcome, Confirmation::NoRoom);
+        assert_eq!(plan.effects, [Effect::Release { claim: 2 }]);
+        let plan = confirm(&c, 2, Some(2), NOW).unwrap();
+        assert_eq!(plan.outcome, Confirmation::Confirmed);
+        run(&mut c, |_| plan);
+        assert_eq!(c.info(NOW).confirmed_units, 5);
     }
 
     #[test]
@@ -751,7 +923,7 @@ mod tests {
         for _ in 0..3 {
             reserve_at(&mut c, "a", None, NOW).unwrap();
         }
-        run(&mut c, |c| confirm(c, 2, NOW));
+        run(&mut c, |c| confirm(c, 2, None, NOW).unwrap());
         assert_eq!(
             run(&mut c, |c| revoke(c, b"a", NOW)),
             Revocation { released: 3 }
@@ -767,7 +939,7 @@ mod tests {
         reserve_at(&mut c, "a", Some("x"), NOW).unwrap();
         reserve_at(&mut c, "b", None, NOW - HOLD - 1).unwrap(); // already expired at NOW
         reserve_at(&mut c, "c", None, NOW).unwrap();
-        run(&mut c, |c| confirm(c, 3, NOW));
+        run(&mut c, |c| confirm(c, 3, None, NOW).unwrap());
         let listed: Vec<(u64, ClaimState)> = c
             .claims(1, 10, NOW)
             .iter()
@@ -889,15 +1061,18 @@ mod tests {
             let calls: [(&str, Decide); 6] = [
                 (
                     "reserve",
-                    Box::new(|c| unit(reserve(c, b"new", None, NOW + HOLD, NOW).unwrap())),
+                    Box::new(|c| unit(reserve(c, b"new", None, 1, NOW + HOLD, NOW).unwrap())),
                 ),
                 (
                     "reserve by the user",
                     Box::new(move |c| {
-                        unit(reserve(c, user(0).as_bytes(), None, NOW + HOLD, NOW).unwrap())
+                        unit(reserve(c, user(0).as_bytes(), None, 1, NOW + HOLD, NOW).unwrap())
                     }),
                 ),
-                ("confirm", Box::new(move |c| unit(confirm(c, live, NOW)))),
+                (
+                    "confirm",
+                    Box::new(move |c| unit(confirm(c, live, None, NOW).unwrap())),
+                ),
                 ("release", Box::new(move |c| unit(release(c, live, NOW)))),
                 (
                     "issue",

@@ -66,21 +66,25 @@ pub struct Claim<'a> {
     pub user: &'a [u8],
     pub request_id: Option<&'a [u8]>,
     pub state: ClaimState,
+    pub units: u64,
 }
 
 /// The claims of a user with more than one: confirmed by number, held by
 /// expiry. Finding, counting and removing one is O(log n) (counting the
-/// live holds walks the index's blocks: n / 512 lengths). A user with one
+/// live units walks the index's blocks: n / 512 sums). A user with one
 /// claim has none: its claim's number is kept in its user record.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct UserTree {
     confirmed: SortedBlocks<u64>,
+    /// The units of the confirmed claims (at most PERUSER).
+    confirmed_units: u64,
     holds: ExpiryIndex,
 }
 
 impl UserTree {
-    fn live(&self, now: i64) -> u64 {
-        (self.confirmed.len() + self.holds.len() - self.holds.count_before(now)) as u64
+    /// Live units at `now`.
+    fn live(&self, now: i64) -> u128 {
+        u128::from(self.confirmed_units) + self.holds.weight() - self.holds.units_before(now)
     }
 
     fn len(&self) -> usize {
@@ -89,15 +93,23 @@ impl UserTree {
 
     fn add(&mut self, claim: &Stored) {
         match claim.expires_at_ms {
-            CONFIRMED => self.confirmed.insert(claim.number),
-            at => self.holds.insert((at, claim.number)),
+            CONFIRMED => {
+                self.confirmed.insert(claim.number);
+                self.confirmed_units += claim.units;
+            }
+            at => self.holds.insert((at, claim.number, claim.units)),
         }
     }
 
     fn remove(&mut self, claim: &Stored) {
         match claim.expires_at_ms {
-            CONFIRMED => self.confirmed.remove(claim.number),
-            at => self.holds.remove((at, claim.number)),
+            CONFIRMED => {
+                self.confirmed.remove(claim.number);
+                self.confirmed_units -= claim.units;
+            }
+            at => {
+                self.holds.remove((at, claim.number, claim.units));
+            }
         };
     }
 
@@ -106,7 +118,7 @@ impl UserTree {
         (self.len() == 1).then(|| {
             self.confirmed
                 .first()
-                .or(self.holds.first().map(|(_, claim)| claim))
+                .or(self.holds.first().map(|(_, claim, _)| claim))
                 .expect("one claim")
         })
     }
@@ -116,7 +128,7 @@ impl UserTree {
     }
 }
 
-/// The campaign, in compact storage: each claim an entry of 24 bytes in
+/// The campaign, in compact storage: each claim an entry of 32 bytes in
 /// number order, each user and each request id stored once (see
 /// `interned.rs`), a user's own indexes only once it has two claims.
 #[derive(Debug)]
@@ -137,12 +149,14 @@ pub struct Campaign {
     tree_bytes: usize,
     /// Every stored request id; the payload is the claim holding it.
     requests: Interned,
-    /// The held claims of `claims`, by expiry.
+    /// The held claims of `claims`, by expiry, with their units.
     holds: ExpiryIndex,
+    /// Confirmed claims, and their units (at most `limit`).
     confirmed: u64,
-    /// How many users have each count of confirmed claims (counts of 1 or
+    confirmed_units: u64,
+    /// How many users have each sum of confirmed units (sums of 1 or
     /// more): the highest is what COUPON.ALTER may not lower PERUSER below.
-    confirmed_per_user: BTreeMap<usize, u64>,
+    confirmed_per_user: BTreeMap<u64, u64>,
 }
 
 /// A deep copy (COPY shares nothing); the trees' bytes are counted from
@@ -163,6 +177,7 @@ impl Clone for Campaign {
             requests: self.requests.clone(),
             holds: self.holds.clone(),
             confirmed: self.confirmed,
+            confirmed_units: self.confirmed_units,
             confirmed_per_user: self.confirmed_per_user.clone(),
         }
     }
@@ -176,6 +191,7 @@ impl PartialEq for Campaign {
             && self.ledger == other.ledger
             && self.totals == other.totals
             && self.confirmed == other.confirmed
+            && self.confirmed_units == other.confirmed_units
             && self.confirmed_per_user == other.confirmed_per_user
             && self.holds == other.holds
             && self.stored_count() == other.stored_count()
@@ -197,6 +213,8 @@ pub struct Info {
     pub claims: i64,
     pub expired: i64,
     pub released: i64,
+    pub held_units: i64,
+    pub confirmed_units: i64,
 }
 
 #[cfg(test)]
@@ -219,6 +237,7 @@ pub struct ClaimView<'a> {
     pub user: &'a [u8],
     pub state: ClaimState,
     pub request_id: Option<&'a [u8]>,
+    pub units: u64,
 }
 
 impl Campaign {
@@ -235,6 +254,7 @@ impl Campaign {
             requests: Interned::default(),
             holds: ExpiryIndex::default(),
             confirmed: 0,
+            confirmed_units: 0,
             confirmed_per_user: BTreeMap::new(),
         }
     }
@@ -252,12 +272,14 @@ impl Campaign {
         self.confirmed
     }
 
-    /// The most confirmed claims any one user has.
+    /// Their units.
+    pub fn confirmed_units(&self) -> u64 {
+        self.confirmed_units
+    }
+
+    /// The most confirmed units any one user has.
     pub fn most_confirmed_of_a_user(&self) -> u64 {
-        self.confirmed_per_user
-            .keys()
-            .next_back()
-            .map_or(0, |&n| n as u64)
+        self.confirmed_per_user.keys().next_back().map_or(0, |&n| n)
     }
 
     fn view(&self, stored: &Stored) -> Claim<'_> {
@@ -265,6 +287,7 @@ impl Campaign {
             user: self.users.key(stored.user),
             request_id: (stored.request != NO_REQUEST).then(|| self.requests.key(stored.request)),
             state: ClaimState::of(stored.expires_at_ms),
+            units: stored.units,
         }
     }
 
@@ -294,6 +317,16 @@ impl Campaign {
         self.confirmed + (self.holds.len() - self.holds.count_before(now)) as u64
     }
 
+    /// Live units at `now`.
+    pub fn live_units(&self, now: i64) -> u128 {
+        u128::from(self.confirmed_units) + self.held_units(now)
+    }
+
+    /// Units of the holds live at `now`.
+    fn held_units(&self, now: i64) -> u128 {
+        self.holds.weight() - self.holds.units_before(now)
+    }
+
     fn tree(&self, payload: u64) -> Option<&UserTree> {
         if payload & TREE == 0 {
             return None;
@@ -301,15 +334,19 @@ impl Campaign {
         self.trees[(payload & !TREE) as usize].as_ref()
     }
 
-    /// Live claims of `user` at `now`.
-    pub fn user_live(&self, user: &[u8], now: i64) -> u64 {
+    /// Live units of `user` at `now`.
+    pub fn user_live(&self, user: &[u8], now: i64) -> u128 {
         let Some(handle) = self.users.find(user) else {
             return 0;
         };
         let payload = self.users.payload(handle);
         match self.tree(payload) {
             Some(tree) => tree.live(now),
-            None => self.claims.get(payload).is_some_and(|c| c.is_live(now)) as u64,
+            None => self
+                .claims
+                .get(payload)
+                .filter(|c| c.is_live(now))
+                .map_or(0, |c| u128::from(c.units)),
         }
     }
 
@@ -327,20 +364,21 @@ impl Campaign {
             };
         };
         let mut numbers: Vec<u64> = tree.confirmed.iter().copied().collect();
-        numbers.extend(tree.holds.iter_from(now).map(|&(_, claim)| claim));
+        numbers.extend(tree.holds.iter_from(now).map(|&(_, claim, _)| claim));
         numbers.sort_unstable();
         numbers
     }
 
-    /// Confirmed claims of the user of `handle`.
-    fn user_confirmed(&self, handle: Handle) -> usize {
+    /// Confirmed units of the user of `handle`.
+    fn user_confirmed(&self, handle: Handle) -> u64 {
         let payload = self.users.payload(handle);
         match self.tree(payload) {
-            Some(tree) => tree.confirmed.len(),
+            Some(tree) => tree.confirmed_units,
             None => self
                 .claims
                 .get(payload)
-                .is_some_and(|c| c.expires_at_ms == CONFIRMED) as usize,
+                .filter(|c| c.expires_at_ms == CONFIRMED)
+                .map_or(0, |c| c.units),
         }
     }
 
@@ -378,26 +416,30 @@ impl Campaign {
         self.holds
             .iter()
             .inspect(|_| count_visit())
-            .take_while(move |(expires_at_ms, _)| *expires_at_ms < now)
-            .map(|&(_, claim)| claim)
+            .take_while(move |(expires_at_ms, ..)| *expires_at_ms < now)
+            .map(|&(_, claim, _)| claim)
     }
 
     pub fn info(&self, now: i64) -> Info {
         let expired_now = self.holds.count_before(now);
-        let held = (self.holds.len() - expired_now) as i64;
-        let confirmed = self.confirmed as i64;
+        let held_units = self.held_units(now);
+        let live_units = u128::from(self.confirmed_units) + held_units;
         Info {
             limit: self.settings.limit,
             per_user: self.settings.per_user,
             hold_s: self.settings.hold_s,
-            confirmed,
-            held,
+            confirmed: self.confirmed as i64,
+            held: (self.holds.len() - expired_now) as i64,
             // Below 0 only where holds that had expired are live again
             // (see CONFIRM's -2): no place is available then.
-            available: (self.settings.limit - confirmed - held).max(0),
+            available: (self.settings.limit as u128).saturating_sub(live_units) as i64,
             claims: self.totals.claims_made as i64,
             expired: (self.totals.expired + expired_now as u64) as i64,
             released: self.totals.released as i64,
+            // Past 2^63 - 1 only in a loaded value's holds (not judged
+            // against the limit at load).
+            held_units: held_units.min(i64::MAX as u128) as i64,
+            confirmed_units: self.confirmed_units as i64,
         }
     }
 
@@ -414,6 +456,7 @@ impl Campaign {
                     user: claim.user,
                     state: claim.state,
                     request_id: claim.request_id,
+                    units: claim.units,
                 }
             })
             .collect()
@@ -444,10 +487,10 @@ impl Campaign {
             }
             Effect::Alter(settings) => {
                 settings.check()?;
-                if self.confirmed > settings.limit as u64
+                if self.confirmed_units > settings.limit as u64
                     || self.most_confirmed_of_a_user() > settings.per_user as u64
                 {
-                    return Err("more confirmed claims than the new limit or PERUSER allow");
+                    return Err("more confirmed units than the new limit or PERUSER allow");
                 }
                 self.settings = *settings;
             }
@@ -456,8 +499,9 @@ impl Campaign {
                 user,
                 expires_at_ms,
                 request_id,
-            } => self.put(*claim, user, *expires_at_ms, request_id.as_deref())?,
-            Effect::Confirm { claim } => self.confirm(*claim)?,
+                units,
+            } => self.put(*claim, user, *expires_at_ms, request_id.as_deref(), *units)?,
+            Effect::Confirm { claim, units } => self.confirm(*claim, *units)?,
             Effect::Release { claim } => {
                 self.remove(*claim)?;
                 self.totals.released += 1;
@@ -498,9 +542,13 @@ impl Campaign {
         user: &[u8],
         expires_at_ms: Option<i64>,
         request_id: Option<&[u8]>,
+        units: u64,
     ) -> Result<(), ApplyError> {
         if claim <= self.totals.claims_made || claim > LAST_CLAIM {
             return Err("the claim number is not above every number made");
+        }
+        if units == 0 || units > i64::MAX as u64 {
+            return Err("units are not 1 to 2^63 - 1");
         }
         if user.is_empty() || request_id.is_some_and(<[u8]>::is_empty) {
             return Err("an empty user or request id");
@@ -508,8 +556,8 @@ impl Campaign {
         if expires_at_ms.is_some_and(|at| at < 0) {
             return Err("a hold expires before 1970");
         }
-        if expires_at_ms.is_none() {
-            self.check_room_to_confirm(user)?;
+        if expires_at_ms.is_none() && !self.room_to_confirm_of(self.users.find(user), units) {
+            return Err("more confirmed units than the limit or PERUSER allow");
         }
         // The last check: a new id is kept at once (one search), a known
         // one changes nothing unless it may pass to this claim.
@@ -535,11 +583,12 @@ impl Campaign {
             expires_at_ms,
             user: 0,
             request,
+            units,
         };
         let handle = match self.users.find_or_insert(user, claim) {
             (handle, true) => {
                 if expires_at_ms == CONFIRMED {
-                    self.count_user_confirmed(0, 1);
+                    self.count_user_confirmed(0, units);
                 }
                 handle
             }
@@ -560,15 +609,16 @@ impl Campaign {
                 };
                 self.change_tree(index, |tree| tree.add(&stored));
                 if expires_at_ms == CONFIRMED {
-                    self.count_user_confirmed(before, before + 1);
+                    self.count_user_confirmed(before, before + units);
                 }
                 handle
             }
         };
         if expires_at_ms == CONFIRMED {
             self.confirmed += 1;
+            self.confirmed_units += units;
         } else {
-            self.holds.insert((expires_at_ms, claim));
+            self.holds.insert((expires_at_ms, claim, units));
         }
         self.claims.push(Stored {
             user: handle,
@@ -616,51 +666,61 @@ impl Campaign {
         }
     }
 
-    /// One more confirmed claim, of `user`, must fit `limit` and `PERUSER`.
-    /// Can the stored claim `claim` become confirmed within `limit` and
-    /// its user's `PERUSER`? Only where holds that had expired are live
-    /// again (a clock behind the primary's, a loaded value) can it not.
-    pub fn room_to_confirm(&self, claim: u64) -> bool {
+    /// Can the stored claim `claim` become confirmed with `units` within
+    /// `limit` and its user's `PERUSER`? Only where holds that had expired
+    /// are live again (a clock behind the primary's, a loaded value) can
+    /// it not.
+    pub fn room_to_confirm(&self, claim: u64, units: u64) -> bool {
         self.claims
             .get(claim)
-            .is_some_and(|found| self.room_to_confirm_of(Some(found.user)))
+            .is_some_and(|found| self.room_to_confirm_of(Some(found.user), units))
     }
 
-    fn room_to_confirm_of(&self, user: Option<Handle>) -> bool {
+    /// Do `units` more confirmed units, of `user`, fit `limit` and
+    /// `PERUSER`?
+    fn room_to_confirm_of(&self, user: Option<Handle>, units: u64) -> bool {
         let of_user = user.map_or(0, |handle| self.user_confirmed(handle));
-        self.confirmed < self.settings.limit as u64 && of_user < self.settings.per_user as usize
+        let fits = |confirmed: u64, most: i64| {
+            confirmed
+                .checked_add(units)
+                .is_some_and(|after| after <= most as u64)
+        };
+        fits(self.confirmed_units, self.settings.limit) && fits(of_user, self.settings.per_user)
     }
 
-    fn check_room_to_confirm(&self, user: &[u8]) -> Result<(), ApplyError> {
-        if !self.room_to_confirm_of(self.users.find(user)) {
-            return Err("more confirmed claims than the limit or PERUSER allow");
-        }
-        Ok(())
-    }
-
-    fn confirm(&mut self, claim: u64) -> Result<(), ApplyError> {
+    /// A held claim becomes confirmed with `units` of its units (`None`:
+    /// all of them).
+    fn confirm(&mut self, claim: u64, units: Option<u64>) -> Result<(), ApplyError> {
         let found = *self.claims.get(claim).ok_or("no such claim")?;
         if found.expires_at_ms == CONFIRMED {
             return Err("the claim is not held");
         }
-        if !self.room_to_confirm_of(Some(found.user)) {
-            return Err("more confirmed claims than the limit or PERUSER allow");
+        let units = units.unwrap_or(found.units);
+        if units == 0 || units > found.units {
+            return Err("the units confirmed are not 1 to the claim's");
         }
+        if !self.room_to_confirm_of(Some(found.user), units) {
+            return Err("more confirmed units than the limit or PERUSER allow");
+        }
+        let confirmed = Stored {
+            expires_at_ms: CONFIRMED,
+            units,
+            ..found
+        };
         let before = self.user_confirmed(found.user);
         let payload = self.users.payload(found.user);
         if self.tree(payload).is_some() {
             self.change_tree((payload & !TREE) as usize, |tree| {
                 tree.remove(&found);
-                tree.add(&Stored {
-                    expires_at_ms: CONFIRMED,
-                    ..found
-                });
+                tree.add(&confirmed);
             });
         }
-        self.count_user_confirmed(before, before + 1);
+        self.count_user_confirmed(before, before + units);
         self.claims.set_expiry(claim, CONFIRMED);
-        self.holds.remove((found.expires_at_ms, claim));
+        self.claims.set_units(claim, units);
+        self.holds.remove((found.expires_at_ms, claim, found.units));
         self.confirmed += 1;
+        self.confirmed_units += units;
         Ok(())
     }
 
@@ -686,8 +746,8 @@ impl Campaign {
             });
         }
         self.claims.set_expiry(claim, expires_at_ms);
-        self.holds.remove((found.expires_at_ms, claim));
-        self.holds.insert((expires_at_ms, claim));
+        self.holds.remove((found.expires_at_ms, claim, found.units));
+        self.holds.insert((expires_at_ms, claim, found.units));
         Ok(())
     }
 
@@ -697,13 +757,13 @@ impl Campaign {
         let payload = self.users.payload(claim.user);
         if self.tree(payload).is_some() {
             let index = (payload & !TREE) as usize;
-            let before = self.trees[index].as_ref().map_or(0, |t| t.confirmed.len());
+            let before = self.trees[index].as_ref().map_or(0, |t| t.confirmed_units);
             let only = self.change_tree(index, |tree| {
                 tree.remove(&claim);
                 tree.only()
             });
             if confirmed {
-                self.count_user_confirmed(before, before - 1);
+                self.count_user_confirmed(before, before - claim.units);
             }
             if let Some(only) = only {
                 // Back to one claim: kept in the user record again.
@@ -712,14 +772,16 @@ impl Campaign {
             }
         } else {
             if confirmed {
-                self.count_user_confirmed(1, 0);
+                self.count_user_confirmed(claim.units, 0);
             }
             self.users.remove(claim.user);
         }
         if confirmed {
             self.confirmed -= 1;
+            self.confirmed_units -= claim.units;
         } else {
-            self.holds.remove((claim.expires_at_ms, number));
+            self.holds
+                .remove((claim.expires_at_ms, number, claim.units));
         }
         if claim.request != NO_REQUEST {
             self.requests.remove(claim.request);
@@ -728,8 +790,8 @@ impl Campaign {
     }
 
     /// Keeps [`Campaign::confirmed_per_user`] in step with a user whose
-    /// confirmed claims went from `before` to `after`.
-    fn count_user_confirmed(&mut self, before: usize, after: usize) {
+    /// confirmed units went from `before` to `after`.
+    fn count_user_confirmed(&mut self, before: u64, after: u64) {
         if before > 0 {
             if let Some(users) = self.confirmed_per_user.get_mut(&before) {
                 *users -= 1;
@@ -814,6 +876,7 @@ mod tests {
             user: user.as_bytes().to_vec(),
             expires_at_ms,
             request_id: id.map(|id| id.as_bytes().to_vec()),
+            units: 1,
         }
     }
 
@@ -824,8 +887,14 @@ mod tests {
         c.apply(&put(2, "b", Some(NOW), None)).unwrap();
         let before = c.clone();
         for effect in [
-            Effect::Confirm { claim: 1 },
-            Effect::Confirm { claim: 7 },
+            Effect::Confirm {
+                claim: 1,
+                units: None,
+            },
+            Effect::Confirm {
+                claim: 7,
+                units: None,
+            },
             Effect::Release { claim: 7 },
             Effect::Expire { claim: 1 },
             // Not above every number made, or past the last one.
@@ -857,7 +926,11 @@ mod tests {
         }
         // Confirming claim 2 fills the limit of 2: a third confirmed claim
         // does not fit.
-        c.apply(&Effect::Confirm { claim: 2 }).unwrap();
+        c.apply(&Effect::Confirm {
+            claim: 2,
+            units: None,
+        })
+        .unwrap();
         let full = c.clone();
         assert!(c.apply(&put(3, "c", None, None)).is_err());
         assert_eq!(c, full);
@@ -907,15 +980,19 @@ mod tests {
         let live = c.user_live_claims(b"a", at);
         let expected: Vec<u64> = (1..=40).filter(|n| n % 4 == 0 || *n >= 20).collect();
         assert_eq!(live, expected);
-        assert_eq!(c.user_live(b"a", at), expected.len() as u64);
-        assert_eq!(c.user_live(b"b", at), 0);
-        assert_eq!(c.user_live(b"nobody", at), 0);
+        assert_eq!(c.user_live(b"a", at), u128::from(expected.len() as u64));
+        assert_eq!(c.user_live(b"b", at), 0u128);
+        assert_eq!(c.user_live(b"nobody", at), 0u128);
         c.apply(&Effect::Release { claim: 20 }).unwrap();
-        c.apply(&Effect::Confirm { claim: 21 }).unwrap();
-        assert_eq!(c.user_live(b"a", at), expected.len() as u64 - 1);
+        c.apply(&Effect::Confirm {
+            claim: 21,
+            units: None,
+        })
+        .unwrap();
+        assert_eq!(c.user_live(b"a", at), u128::from(expected.len() as u64 - 1));
         // Confirmed ones never expire: 4, 8, ... 40 but the released 20,
         // and 21.
-        assert_eq!(c.user_live(b"a", i64::MAX), 10);
+        assert_eq!(c.user_live(b"a", i64::MAX), 10u128);
     }
 
     #[test]
@@ -934,7 +1011,11 @@ mod tests {
         assert_eq!(live, [1_000, 2_000, 3_000]);
         assert_eq!(c.claims(1_001, 1, NOW)[0].claim, 2_000);
         // The summaries follow confirms and removals exactly.
-        c.apply(&Effect::Confirm { claim: 2_000 }).unwrap();
+        c.apply(&Effect::Confirm {
+            claim: 2_000,
+            units: None,
+        })
+        .unwrap();
         c.apply(&Effect::Release { claim: 1_000 }).unwrap();
         let live: Vec<u64> = c.claims(1, 10, NOW).iter().map(|v| v.claim).collect();
         assert_eq!(live, [2_000, 3_000]);
@@ -974,10 +1055,14 @@ mod tests {
         c.apply(&put(3, "bob", Some(NOW), Some("order-2"))).unwrap();
         let three = c.heap_bytes();
         assert!(three > empty);
-        c.apply(&Effect::Confirm { claim: 2 }).unwrap();
+        c.apply(&Effect::Confirm {
+            claim: 2,
+            units: None,
+        })
+        .unwrap();
         c.apply(&Effect::Release { claim: 3 }).unwrap();
-        assert_eq!(c.user_live(b"alice", NOW), 2);
-        assert_eq!(c.user_live(b"bob", NOW), 0);
+        assert_eq!(c.user_live(b"alice", NOW), 2u128);
+        assert_eq!(c.user_live(b"bob", NOW), 0u128);
         // An expired hold's id taken over, then everything removed.
         c.apply(&put(4, "carol", Some(NOW + 5), Some("order-1")))
             .unwrap();
@@ -1006,7 +1091,7 @@ mod tests {
         c.apply(&put(2_001, "b", None, None)).unwrap();
         assert_eq!(c.most_confirmed_of_a_user(), 666);
         let held_live = (1..=2_000u64).filter(|n| n % 3 != 0 && n % 7 >= 4).count() as u64;
-        assert_eq!(c.user_live(b"a", NOW + 4), 666 + held_live);
+        assert_eq!(c.user_live(b"a", NOW + 4), u128::from(666 + held_live));
         for n in (1..=2_000u64).filter(|n| n % 5 != 0) {
             c.apply(&Effect::Release { claim: n }).unwrap();
         }
@@ -1019,7 +1104,11 @@ mod tests {
         }
         assert!(c.trees.is_empty() && c.tree_bytes == 0);
         assert_eq!(c.user_live_claims(b"a", 0), [2_000]);
-        c.apply(&Effect::Confirm { claim: 2_000 }).unwrap();
+        c.apply(&Effect::Confirm {
+            claim: 2_000,
+            units: None,
+        })
+        .unwrap();
         assert_eq!(c.most_confirmed_of_a_user(), 1);
         assert_eq!(c.confirmed_count(), 2);
     }

@@ -68,22 +68,26 @@ pub struct ClaimRow {
     pub state: String,
     pub expires_at_ms: i64,
     pub request_id: Option<String>,
+    pub units: i64,
 }
 
 pub fn claims(con: &mut impl ConnectionLike, key: &str, options: &[&str]) -> Vec<ClaimRow> {
-    let rows: Vec<(i64, String, String, i64, Option<String>)> = redis::cmd("COUPON.CLAIMS")
+    let rows: Vec<(i64, String, String, i64, Option<String>, i64)> = redis::cmd("COUPON.CLAIMS")
         .arg(key)
         .arg(options)
         .query(con)
         .unwrap();
     rows.into_iter()
-        .map(|(claim, user, state, expires_at_ms, request_id)| ClaimRow {
-            claim,
-            user,
-            state,
-            expires_at_ms,
-            request_id,
-        })
+        .map(
+            |(claim, user, state, expires_at_ms, request_id, units)| ClaimRow {
+                claim,
+                user,
+                state,
+                expires_at_ms,
+                request_id,
+                units,
+            },
+        )
         .collect()
 }
 
