@@ -492,6 +492,7 @@ fn hold(rng: &mut Rng, at: usize) -> String {
 
 fn reserve(rng: &mut Rng) -> Call {
     let (at, key) = campaign_key(rng);
+    let user = campaign_user(rng);
     let mut options = Vec::new();
     if rng.chance(3) {
         options.push(Opt::Arg("HOLD", hold(rng, at)));
@@ -504,7 +505,7 @@ fn reserve(rng: &mut Rng) -> Call {
     if with_id {
         let id = match rng.below(30) {
             0 => String::new(),
-            _ => format!("r{}", rng.below(6)),
+            _ => request_id(rng, &user),
         };
         options.push(Opt::Arg(one(rng, &["ID", "id"]), id));
     }
@@ -515,10 +516,17 @@ fn reserve(rng: &mut Rng) -> Call {
     if rng.chance(40) {
         options.push(Opt::Arg(one(rng, &["FROM", "HOLD", "QTY"]), "1".into()));
     }
-    let call = Call::new("COUPON.RESERVE")
-        .key(key)
-        .bytes(&campaign_user(rng));
+    let call = Call::new("COUPON.RESERVE").key(key).bytes(&user);
     campaign_ledger(with_options(call, rng, options), rng, at)
+}
+
+/// A request id: one of a few that every user sends, or one of two of
+/// `user`'s own (which the user repeats, now and then with another QTY).
+fn request_id(rng: &mut Rng, user: &[u8]) -> String {
+    match rng.below(4) {
+        0 => format!("r{}", rng.below(6)),
+        _ => format!("{}:r{}", String::from_utf8_lossy(user), rng.below(2)),
+    }
 }
 
 /// A claim number: mostly one of the latest made on `at`.
@@ -624,9 +632,12 @@ fn alter(rng: &mut Rng) -> Call {
 
 /// A cart over campaigns of one hold length (k1 and k3, or k2 alone), so
 /// that each campaign's holds still expire in the order they were made.
+/// A QTY of the wrong count is refused before any key is read: such a
+/// call takes a cart of two (k1 and k3) at any time.
 fn reserve_all(rng: &mut Rng) -> Call {
+    let miscount = rng.chance(6);
     let mut carts: Vec<Vec<usize>> = vec![vec![0], vec![1], vec![0, 2], vec![2, 0]];
-    if !BURST.load(std::sync::atomic::Ordering::Relaxed) {
+    if !BURST.load(std::sync::atomic::Ordering::Relaxed) && !miscount {
         carts.truncate(2);
     }
     let cart = rng.pick(&carts).clone();
@@ -657,41 +668,49 @@ fn reserve_all(rng: &mut Rng) -> Call {
     if rng.chance(3) {
         options.push(Opt::Arg("HOLD", hold(rng, cart[0])));
     }
-    if rng.chance(3) {
-        options.push(Opt::Arg("ID", format!("r{}", rng.below(6))));
+    if rng.chance(2) {
+        options.push(Opt::Arg("ID", request_id(rng, &user)));
     }
-    // QTY: a value per key, sometimes one too few or too many.
+    // QTY: a value per key, or one too few or too many.
     let per_key = match numkeys.parse::<usize>() {
         Ok(n) if n <= 16 => n,
         _ => call.keys().len(),
     };
-    let qty_last = rng.chance(2);
     let mut units = None;
-    if rng.chance(2) {
-        let count = match rng.below(12) {
-            0 => per_key.saturating_sub(1),
-            1 => per_key + 1,
-            _ => per_key,
+    if miscount || rng.below(3) > 0 {
+        let count = match (miscount, rng.chance(2)) {
+            (false, _) => per_key,
+            (true, true) => per_key.saturating_sub(1),
+            (true, false) => per_key + 1,
         };
-        units = Some(Opt::Args(
-            qty_word(rng),
-            (0..count).map(|_| qty(rng)).collect(),
-        ));
+        let values: Vec<String> = (0..count).map(|_| qty(rng)).collect();
+        units = Some((qty_word(rng), values));
     }
     let at = cart.iter().copied().max().unwrap();
-    let call = match units {
-        // After the other options, so that too few values end the call or
-        // meet LEDGER.
-        Some(Opt::Args(name, values)) if qty_last => {
-            with_options(call, rng, options).arg(name).args(values)
+    match units {
+        // Last (but never after a LEDGER without its stream, which the
+        // module would take QTY for), so that too few values end the call.
+        Some((name, values)) if rng.chance(2) => {
+            let ledger = campaign_ledger(Call::new(""), rng, at);
+            let bare = matches!(ledger.words.last(), Some(Word::Arg(_)));
+            let call = with_options(call, rng, options);
+            let (mut call, units) = (call, Call::new("").arg(name).args(values));
+            let order = if bare {
+                [units, ledger]
+            } else {
+                [ledger, units]
+            };
+            for part in order {
+                call.words.extend(part.words);
+            }
+            call
         }
-        Some(units) => {
-            options.push(units);
-            with_options(call, rng, options)
+        Some((name, values)) => {
+            options.push(Opt::Args(name, values));
+            campaign_ledger(with_options(call, rng, options), rng, at)
         }
-        None => with_options(call, rng, options),
-    };
-    campaign_ledger(call, rng, at)
+        None => campaign_ledger(with_options(call, rng, options), rng, at),
+    }
 }
 
 /// A campaign call: its command, the call.
