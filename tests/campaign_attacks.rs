@@ -18,10 +18,18 @@ use redis::{Connection, Value};
 /// A campaign made by commands: limit 10, PERUSER 2, HOLD 600; claim 1
 /// held by "alice" with request id "order-a", claim 2 confirmed for "bob",
 /// claim 3 released.
-/// A campaign's items: settings, totals and the stored count, then per
-/// claim `[number, user, expires_at_ms or -1, request id]`.
+/// A campaign's items (encoding 3): settings, totals and the stored count,
+/// then per claim `[number, user, expires_at_ms or -1, request id, units]`.
 trait CampaignPayload {
     fn claim(self, number: i64, user: &str, expires_at_ms: i64, id: Option<&str>) -> Self;
+    fn claim_of(
+        self,
+        number: i64,
+        user: &str,
+        expires_at_ms: i64,
+        id: Option<&str>,
+        units: i64,
+    ) -> Self;
     fn head(self, settings: [i64; 3], totals: [i64; 3], stored: i64) -> Self;
     /// Encoding 2's ledger, then the end: none.
     fn no_ledger(self) -> Vec<u8>;
@@ -30,13 +38,26 @@ trait CampaignPayload {
 }
 
 impl CampaignPayload for Payload {
-    /// `[number, user, expires_at_ms or -1, request id]`
+    /// A claim of 1 unit.
     fn claim(self, number: i64, user: &str, expires_at_ms: i64, id: Option<&str>) -> Payload {
+        self.claim_of(number, user, expires_at_ms, id, 1)
+    }
+
+    /// `[number, user, expires_at_ms or -1, request id, units]`
+    fn claim_of(
+        self,
+        number: i64,
+        user: &str,
+        expires_at_ms: i64,
+        id: Option<&str>,
+        units: i64,
+    ) -> Payload {
         let claim = self.int(number).text(user).int(expires_at_ms);
-        match id {
+        let claim = match id {
             Some(id) => claim.int(1).text(id),
             None => claim.int(0),
-        }
+        };
+        claim.int(units)
     }
 
     /// Settings, then totals and the stored count.
@@ -253,6 +274,46 @@ fn every_payload_that_breaks_an_invariant_is_refused_and_changes_nothing() {
                 .head([10, 1, 600], [0, 0, 0], 0)
                 .ledger(1, "orders", -5),
         ),
+        (
+            "a claim of 0 units",
+            base()
+                .head([10, 1, 600], [1, 0, 0], 1)
+                .claim_of(1, "a", held, None, 0)
+                .no_ledger(),
+        ),
+        (
+            "a claim of -4 units",
+            base()
+                .head([10, 1, 600], [1, 0, 0], 1)
+                .claim_of(1, "a", held, None, -4)
+                .no_ledger(),
+        ),
+        (
+            "11 confirmed units, limit 10",
+            base()
+                .head([10, 20, 600], [2, 0, 0], 2)
+                .claim_of(1, "a", -1, None, 6)
+                .claim_of(2, "b", -1, None, 5)
+                .no_ledger(),
+        ),
+        (
+            "3 confirmed units of one user, PERUSER 2",
+            base()
+                .head([10, 2, 600], [2, 0, 0], 2)
+                .claim_of(1, "a", -1, None, 1)
+                .claim_of(2, "a", -1, None, 2)
+                .no_ledger(),
+        ),
+        (
+            "units missing at the end",
+            base()
+                .head([10, 1, 600], [1, 0, 0], 1)
+                .int(1)
+                .text("a")
+                .int(held)
+                .int(0)
+                .finish(),
+        ),
     ];
     let before = digest(&mut con, "real");
     for (what, payload) in &cases {
@@ -267,9 +328,29 @@ fn every_payload_that_breaks_an_invariant_is_refused_and_changes_nothing() {
         assert_eq!(exists, 0, "{what}: a key was made");
         assert_eq!(digest(&mut con, "real"), before, "{what}: the key changed");
     }
+    // The same with units that fit load, and say what they hold: holds
+    // are not judged against the limit at load, confirmed units are.
+    let fits = base()
+        .head([10, 2, 600], [3, 0, 0], 3)
+        .claim_of(1, "a", -1, None, 2)
+        .claim_of(2, "b", held, None, i64::MAX)
+        .claim_of(3, "c", -1, None, 2)
+        .no_ledger();
+    restore(&mut con, "fits", &fits).unwrap();
+    let counts = info(&mut con, "fits");
+    assert_eq!(
+        [
+            counts["confirmed_units"],
+            counts["held_units"],
+            counts["available"]
+        ],
+        [4, i64::MAX, 0]
+    );
+    assert_eq!(reserve(&mut con, "fits", "d", &[]), (-2, 0));
     // The server and everything it holds still save and load.
     let _: () = redis::cmd("DEBUG").arg("RELOAD").query(&mut con).unwrap();
     assert_eq!(digest(&mut con, "real"), before);
+    assert_eq!(info(&mut con, "fits"), counts);
 }
 
 #[test]

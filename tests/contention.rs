@@ -331,3 +331,71 @@ fn retries_of_one_request_id_make_one_claim() {
         );
     }
 }
+
+/// 240 connections reserving 2 units each at once, for users
+/// `user-(i % 120)` with PERUSER 3, on one campaign of 101 units: exactly
+/// 50 holds (100 units; a 51st of 2 would pass 101), no user with two,
+/// and the last unit left; then 3 units confirmed of a 2-unit hold are
+/// refused and 1 kept frees the other at once.
+#[test]
+fn holds_of_two_units_fill_exactly_the_limit_and_never_a_users_peruser() {
+    let server = Server::start();
+    let mut crowd = Crowd::connect(&server, 240);
+    let mut con = server.con();
+    for repetition in 0..REPETITIONS {
+        del(&mut con, "sale");
+        campaign::create(&mut con, "sale", 101, 3, 600);
+        let replies = crowd.run(|i, c| {
+            let user = format!("user-{}", i % 120);
+            (
+                user.clone(),
+                campaign::reserve(c, "sale", &user, &["QTY", "2"]).0,
+            )
+        });
+        let held: Vec<&String> = replies
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(u, _)| u)
+            .collect();
+        assert_eq!(held.len(), 50, "repetition {repetition}");
+        let distinct: HashSet<&&String> = held.iter().collect();
+        assert_eq!(distinct.len(), 50, "repetition {repetition}: 2 + 2 > 3");
+        assert!(
+            replies.iter().all(|(_, n)| *n > 0 || *n == -1 || *n == -2),
+            "repetition {repetition}"
+        );
+        let info = campaign::info(&mut con, "sale");
+        assert_eq!(
+            (info["held"], info["held_units"], info["available"]),
+            (50, 100, 1),
+            "repetition {repetition}"
+        );
+    }
+    let claim = campaign::claims(&mut con, "sale", &["COUNT", "1"])[0].claim;
+    let over = redis::cmd("COUPON.CONFIRM")
+        .arg("sale")
+        .arg(claim)
+        .arg(&["QTY", "3"])
+        .query::<i64>(&mut con)
+        .unwrap_err();
+    assert!(
+        over.to_string().contains("qty is above the claim's units"),
+        "{over}"
+    );
+    let kept: i64 = redis::cmd("COUPON.CONFIRM")
+        .arg("sale")
+        .arg(claim)
+        .arg(&["QTY", "1"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(kept, 1);
+    let info = campaign::info(&mut con, "sale");
+    assert_eq!(
+        (
+            info["confirmed_units"],
+            info["held_units"],
+            info["available"]
+        ),
+        (1, 98, 2)
+    );
+}

@@ -385,7 +385,12 @@ fn shaped_call(rng: &mut Rng) -> Vec<Vec<u8>> {
         }
         "COUPON.RESERVE" => {
             call.push(user(rng));
-            options(rng, &mut call, &["HOLD", "ID", "LEDGER"], reserve_option);
+            options(
+                rng,
+                &mut call,
+                &["HOLD", "ID", "QTY", "LEDGER"],
+                reserve_option,
+            );
         }
         "COUPON.RESERVEALL" => {
             // The key drawn above is the count's place, as for THROTTLEALL.
@@ -404,9 +409,28 @@ fn shaped_call(rng: &mut Rng) -> Vec<Vec<u8>> {
                 call.push(key.as_bytes().to_vec());
             }
             call.push(user(rng));
-            options(rng, &mut call, &["HOLD", "ID", "LEDGER"], reserve_option);
+            options(
+                rng,
+                &mut call,
+                &["HOLD", "ID", "QTY", "LEDGER"],
+                reserve_option,
+            );
+            // QTY takes a value per key: usually that many, sometimes not.
+            if let Some(at) = call.iter().position(|a| a.eq_ignore_ascii_case(b"QTY")) {
+                let more = if rng.chance(6) { rng.below(3) } else { n - 1 };
+                for _ in 0..more {
+                    call.insert((at + 2).min(call.len()), qty(rng));
+                }
+            }
         }
-        "COUPON.CONFIRM" | "COUPON.RELEASE" => {
+        "COUPON.CONFIRM" => {
+            call.push(integer(rng));
+            options(rng, &mut call, &["QTY", "LEDGER"], |rng, name| match name {
+                "QTY" => qty(rng),
+                _ => ledger_option(rng, name),
+            });
+        }
+        "COUPON.RELEASE" => {
             call.push(integer(rng));
             options(rng, &mut call, &["LEDGER"], ledger_option);
         }
@@ -515,7 +539,16 @@ fn reserve_option(rng: &mut Rng, name: &str) -> Vec<u8> {
         // the checks after it.
         "HOLD" => rng.pick(&WINDOWS).as_bytes().to_vec(),
         "LEDGER" => ledger_option(rng, name),
+        "QTY" => qty(rng),
         _ => user(rng),
+    }
+}
+
+/// Units: mostly 1 to 4, sometimes any doubtful integer.
+fn qty(rng: &mut Rng) -> Vec<u8> {
+    match rng.below(4) {
+        0 => integer(rng),
+        _ => (1 + rng.below(4)).to_string().into_bytes(),
     }
 }
 
@@ -673,11 +706,11 @@ fn check_reply(con: &mut Connection, call: &[Vec<u8>], reply: &Value) -> Result<
                 return Err(format!("renew replied {reply}"));
             }
         }
-        (b"COUPON.INFO", Value::Array(fields)) if fields.len() == 18 => {}
+        (b"COUPON.INFO", Value::Array(fields)) if fields.len() == 22 => {}
         (b"COUPON.CLAIMS", Value::Array(rows)) => {
             if rows
                 .iter()
-                .any(|row| !matches!(row, Value::Array(fields) if fields.len() == 5))
+                .any(|row| !matches!(row, Value::Array(fields) if fields.len() == 6))
             {
                 return Err(format!("claims replied {rows:?}"));
             }

@@ -217,7 +217,7 @@ fn a_full_server_refuses_new_holds_and_still_confirms_paid_ones() {
         .query(&mut con)
         .unwrap();
     assert_eq!(confirmed, 1);
-    let claims: Vec<(i64, String, String, i64, Option<String>)> = redis::cmd("COUPON.CLAIMS")
+    let claims: Vec<(i64, String, String, i64, Option<String>, i64)> = redis::cmd("COUPON.CLAIMS")
         .arg("sale")
         .query(&mut con)
         .unwrap();
@@ -228,7 +228,8 @@ fn a_full_server_refuses_new_holds_and_still_confirms_paid_ones() {
             "alice".to_string(),
             "confirmed".to_string(),
             -1,
-            None
+            None,
+            1
         )]
     );
 }

@@ -193,6 +193,8 @@ fn a_renewal_is_in_the_ledger_fires_its_event_and_reaches_replicas_and_the_aof()
         "order-1",
         "available",
         "1",
+        "units",
+        "1",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -39,6 +39,35 @@ fn command_getkeys_finds_the_one_key() {
             ),
             // No ALERT, no second key.
             (vec!["MON.INCRCHECK", "k", "1", "60", "3"], vec!["k"]),
+            // QTY's values are values, even spelled as a number after
+            // a LEDGER keyword: the ledger is the value of the option.
+            (
+                vec![
+                    "COUPON.RESERVEALL",
+                    "2",
+                    "{s}a",
+                    "{s}b",
+                    "LEDGER",
+                    "QTY",
+                    "2",
+                    "3",
+                    "LEDGER",
+                    "{s}log",
+                ],
+                vec!["{s}a", "{s}b", "{s}log"],
+            ),
+            (
+                vec![
+                    "COUPON.CONFIRM",
+                    "{s}a",
+                    "7",
+                    "QTY",
+                    "2",
+                    "LEDGER",
+                    "{s}log",
+                ],
+                vec!["{s}a", "{s}log"],
+            ),
             (vec!["MON.DECRCLAMP", "k", "5"], vec!["k"]),
             // A member spelled ALERT comes before the search starts; a
             // stream may be called ALERT; the keyword in any case.
@@ -169,9 +198,9 @@ fn command_docs_describe_every_argument() {
         ),
         (
             "coupon.reserve",
-            &["key", "user", "hold", "id", "stream"][..],
+            &["key", "user", "hold", "id", "qty", "stream"][..],
         ),
-        ("coupon.confirm", &["key", "claim", "stream"][..]),
+        ("coupon.confirm", &["key", "claim", "qty", "stream"][..]),
         ("coupon.release", &["key", "claim", "stream"][..]),
         ("coupon.renew", &["key", "claim", "hold", "stream"][..]),
         ("coupon.reclaim", &["key", "count", "stream"][..]),
@@ -181,7 +210,7 @@ fn command_docs_describe_every_argument() {
         ),
         (
             "coupon.reserveall",
-            &["numkeys", "key", "user", "hold", "id", "stream"][..],
+            &["numkeys", "key", "user", "hold", "id", "qty", "stream"][..],
         ),
         ("coupon.info", &["key"][..]),
         ("coupon.claims", &["key", "from", "count"][..]),
@@ -258,7 +287,7 @@ fn command_docs_describe_every_argument() {
         "quantity may be left out: {docs:?}"
     );
     let docs = docs_of(&mut con, "coupon.reserve");
-    for token in ["HOLD", "ID"] {
+    for token in ["HOLD", "ID", "QTY"] {
         assert!(
             docs.windows(2).any(|w| w == ["token", token]),
             "{token}: {docs:?}"

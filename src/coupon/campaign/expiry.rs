@@ -14,26 +14,8 @@ use crate::redis::Mover;
 
 const BLOCK: usize = 512;
 
-/// One hold: (expires_at_ms, claim number, units).
-pub type Entry = (i64, u64, u64);
-
-/// What an entry counts for in its block's sum.
-pub trait Weighted {
-    fn weight(&self) -> u64;
-}
-
-/// A claim number (a user's confirmed claims): counted, not weighed.
-impl Weighted for u64 {
-    fn weight(&self) -> u64 {
-        1
-    }
-}
-
-impl Weighted for Entry {
-    fn weight(&self) -> u64 {
-        self.2
-    }
-}
+/// One hold: (expires_at_ms, claim number).
+pub type Entry = (i64, u64);
 
 /// Sorted blocks of at most `BLOCK` values, each a `Vec` grown by doubling
 /// up to `BLOCK` (an index of one entry takes one small allocation); an
@@ -44,8 +26,10 @@ impl Weighted for Entry {
 #[derive(Debug)]
 pub struct SortedBlocks<T> {
     blocks: Vec<Vec<T>>,
-    /// Each block's sum of weights (u128: a loaded value's holds are not
-    /// judged against its limit, so their units may sum past 64 bits).
+    /// Each block's sum of its entries' weights, given as they come and go
+    /// (u128: a loaded value's holds are not judged against its limit, so
+    /// their units may sum past 64 bits). Every weight is 1 or more, so a
+    /// sum equal to its block's length says each weighs 1.
     weights: Vec<u128>,
     /// All the weights.
     weight: u128,
@@ -102,7 +86,7 @@ impl<T: PartialEq> PartialEq for SortedBlocks<T> {
 
 impl<T: Eq> Eq for SortedBlocks<T> {}
 
-impl<T: Ord + Copy + Weighted> SortedBlocks<T> {
+impl<T: Ord + Copy> SortedBlocks<T> {
     pub fn len(&self) -> usize {
         self.len
     }
@@ -125,7 +109,9 @@ impl<T: Ord + Copy + Weighted> SortedBlocks<T> {
         index.min(self.blocks.len().saturating_sub(1))
     }
 
-    pub fn insert(&mut self, entry: T) {
+    /// Inserts `entry` of `weight` (1 or more); `weigh` tells the weight
+    /// of the entries a full block hands to a new one.
+    pub fn insert(&mut self, entry: T, weight: u64, weigh: impl Fn(&T) -> u64) {
         if self.blocks.is_empty() {
             self.blocks.push(Vec::with_capacity(1));
             self.weights.push(0);
@@ -154,8 +140,12 @@ impl<T: Ord + Copy + Weighted> SortedBlocks<T> {
             } else {
                 let mut upper = Vec::with_capacity(BLOCK);
                 upper.extend_from_slice(&self.blocks[index][BLOCK / 2..]);
+                let moved = if self.weights[index] == BLOCK as u128 {
+                    upper.len() as u128
+                } else {
+                    sum(&upper, &weigh)
+                };
                 self.blocks[index].truncate(BLOCK / 2);
-                let moved = sum(&upper);
                 self.weights[index] -= moved;
                 self.weights.insert(index + 1, moved);
                 self.blocks.insert(index + 1, upper);
@@ -173,13 +163,14 @@ impl<T: Ord + Copy + Weighted> SortedBlocks<T> {
             self.block_bytes = self.block_bytes - before + vec_bytes::<T>(block.capacity());
         }
         block.insert(at, entry);
-        self.weights[index] += u128::from(entry.weight());
-        self.weight += u128::from(entry.weight());
+        self.weights[index] += u128::from(weight);
+        self.weight += u128::from(weight);
         self.len += 1;
     }
 
-    /// Removes `entry`; false when it was not there.
-    pub fn remove(&mut self, entry: T) -> bool {
+    /// Removes `entry`, inserted with `weight`; false when it was not
+    /// there.
+    pub fn remove(&mut self, entry: T, weight: u64) -> bool {
         if self.blocks.is_empty() {
             return false;
         }
@@ -188,9 +179,9 @@ impl<T: Ord + Copy + Weighted> SortedBlocks<T> {
         let Ok(at) = block.binary_search(&entry) else {
             return false;
         };
-        let removed = u128::from(block.remove(at).weight());
-        self.weights[index] -= removed;
-        self.weight -= removed;
+        block.remove(at);
+        self.weights[index] -= u128::from(weight);
+        self.weight -= u128::from(weight);
         self.len -= 1;
         let before = vec_bytes::<T>(block.capacity());
         if block.is_empty() {
@@ -212,6 +203,12 @@ impl<T: Ord + Copy + Weighted> SortedBlocks<T> {
     /// The lowest entry.
     pub fn first(&self) -> Option<T> {
         self.blocks.first().and_then(|block| block.first()).copied()
+    }
+
+    /// The lowest entry not below `probe`.
+    pub fn first_from(&self, probe: &T) -> Option<T> {
+        let block = self.blocks.get(self.block_for(probe))?;
+        block.get(block.partition_point(|e| e < probe)).copied()
     }
 
     /// Every entry, in order (for checks and serialisation).
@@ -242,8 +239,8 @@ impl<T: Ord + Copy + Weighted> SortedBlocks<T> {
     }
 }
 
-fn sum<T: Weighted>(entries: &[T]) -> u128 {
-    entries.iter().map(|e| u128::from(e.weight())).sum()
+fn sum<T>(entries: &[T], weigh: impl Fn(&T) -> u64) -> u128 {
+    entries.iter().map(|e| u128::from(weigh(e))).sum()
 }
 
 impl SortedBlocks<Entry> {
@@ -253,30 +250,34 @@ impl SortedBlocks<Entry> {
         let mut count = 0;
         for block in &self.blocks {
             match block.last() {
-                Some(&(last, ..)) if last < at_ms => count += block.len(),
-                _ => return count + block.partition_point(|&(expiry, ..)| expiry < at_ms),
+                Some(&(last, _)) if last < at_ms => count += block.len(),
+                _ => return count + block.partition_point(|&(expiry, _)| expiry < at_ms),
             }
         }
         count
     }
 
-    /// The units of the holds that expire before `at_ms`: every unit is
-    /// one where no hold has more (the count, searched), else the blocks'
-    /// sums, then the shorter side of the one block `at_ms` falls in.
-    pub fn units_before(&self, at_ms: i64) -> u128 {
+    /// The weight (units) of the holds that expire before `at_ms`, each
+    /// weighed by `weigh`: the count (searched) where every hold weighs 1,
+    /// else the blocks' sums, then the shorter side of the one block
+    /// `at_ms` falls in (at most BLOCK / 2 entries weighed).
+    pub fn units_before(&self, at_ms: i64, weigh: impl Fn(&Entry) -> u64) -> u128 {
         if self.weight == self.len as u128 {
             return self.count_before(at_ms) as u128;
         }
         let mut units = 0;
         for (block, &weight) in self.blocks.iter().zip(&self.weights) {
             match block.last() {
-                Some(&(last, ..)) if last < at_ms => units += weight,
+                Some(&(last, _)) if last < at_ms => units += weight,
+                _ if weight == block.len() as u128 => {
+                    return units + block.partition_point(|&(expiry, _)| expiry < at_ms) as u128;
+                }
                 _ => {
-                    let at = block.partition_point(|&(expiry, ..)| expiry < at_ms);
+                    let at = block.partition_point(|&(expiry, _)| expiry < at_ms);
                     return if at <= block.len() / 2 {
-                        units + sum(&block[..at])
+                        units + sum(&block[..at], weigh)
                     } else {
-                        units + weight - sum(&block[at..])
+                        units + weight - sum(&block[at..], weigh)
                     };
                 }
             }
@@ -289,7 +290,7 @@ impl SortedBlocks<Entry> {
     pub fn iter_from(&self, at_ms: i64) -> impl Iterator<Item = &Entry> {
         let first = self
             .blocks
-            .partition_point(|block| block.last().is_some_and(|&(last, ..)| last < at_ms));
+            .partition_point(|block| block.last().is_some_and(|&(last, _)| last < at_ms));
         let mut rest = self.blocks[first..].iter();
         let head = rest.next().map_or(&[][..], |block| {
             &block[block.partition_point(|e| e.0 < at_ms)..]
@@ -302,6 +303,11 @@ impl SortedBlocks<Entry> {
 mod tests {
     use super::*;
 
+    /// A hold's weight in the tests: 1 to 3, from its claim number.
+    fn weigh(entry: &Entry) -> u64 {
+        1 + entry.1 % 3
+    }
+
     /// The same operations on a plain sorted vector.
     #[test]
     fn agrees_with_a_sorted_vector_over_random_operations() {
@@ -312,19 +318,24 @@ mod tests {
         for claim in 0..20_000u64 {
             let roll = next() % 10;
             if roll < 6 || plain.is_empty() {
-                let entry = ((next() % 5_000) as i64, claim, 1 + next() % 3);
-                index.insert(entry);
+                let entry = ((next() % 5_000) as i64, claim);
+                index.insert(entry, weigh(&entry), weigh);
                 let at = plain.partition_point(|e| e < &entry);
                 plain.insert(at, entry);
             } else {
                 let victim = plain.remove((next() as usize) % plain.len());
-                assert!(index.remove(victim));
-                assert!(!index.remove(victim));
+                assert!(index.remove(victim, weigh(&victim)));
+                assert!(!index.remove(victim, weigh(&victim)));
             }
             let at = (next() % 5_200) as i64;
             assert_eq!(index.count_before(at), plain.partition_point(|e| e.0 < at));
-            let units: u64 = plain.iter().filter(|e| e.0 < at).map(|e| e.2).sum();
-            assert_eq!(index.units_before(at), u128::from(units));
+            let units: u64 = plain.iter().filter(|e| e.0 < at).map(weigh).sum();
+            assert_eq!(index.units_before(at, weigh), u128::from(units));
+            let probe = (at, next() % 20_000);
+            assert_eq!(
+                index.first_from(&probe),
+                plain.iter().find(|e| **e >= probe).copied()
+            );
             assert!(index
                 .iter_from(at)
                 .copied()
@@ -332,12 +343,12 @@ mod tests {
             assert_eq!(index.len(), plain.len());
         }
         assert!(index.iter().copied().eq(plain.iter().copied()));
-        assert_eq!(index.weight(), plain.iter().map(|e| u128::from(e.2)).sum());
+        assert_eq!(index.weight(), sum(&plain, weigh));
         assert!(index
             .blocks
             .iter()
             .zip(&index.weights)
-            .all(|(b, &w)| sum(b) == w));
+            .all(|(b, &w)| sum(b, weigh) == w));
         assert!(index
             .blocks
             .iter()
@@ -354,7 +365,7 @@ mod tests {
     fn values_arriving_in_order_fill_their_blocks() {
         let mut index = SortedBlocks::<u64>::default();
         for n in 0..(BLOCK * 4) as u64 {
-            index.insert(n);
+            index.insert(n, 1, |_| 1);
         }
         assert_eq!(index.blocks.len(), 4);
         assert!(index
@@ -362,7 +373,7 @@ mod tests {
             .iter()
             .all(|b| b.len() == BLOCK && b.capacity() == BLOCK));
         for n in 0..(BLOCK * 4) as u64 {
-            assert!(index.remove(n));
+            assert!(index.remove(n, 1));
         }
         assert!(index.is_empty() && index.block_bytes == 0);
     }
@@ -370,8 +381,9 @@ mod tests {
     #[test]
     fn counts_what_has_expired_by_now() {
         let mut index = ExpiryIndex::default();
-        for (expiry, claim, units) in [(100, 1, 1), (200, 2, 4), (200, 3, 1), (300, 4, 2)] {
-            index.insert((expiry, claim, units));
+        let units = |&(_, claim): &Entry| [0, 1, 4, 1, 2][claim as usize];
+        for (expiry, claim) in [(100, 1), (200, 2), (200, 3), (300, 4)] {
+            index.insert((expiry, claim), units(&(expiry, claim)), units);
         }
         // At 200 the holds expiring at 200 are still live (now > expiry
         // is the rule), at 201 they are gone.
@@ -379,7 +391,7 @@ mod tests {
         assert_eq!(index.count_before(201), 3);
         assert_eq!(index.count_before(i64::MAX), 4);
         assert_eq!(index.count_before(i64::MIN), 0);
-        let units = [200, 201, i64::MAX, i64::MIN].map(|at| index.units_before(at));
+        let units = [200, 201, i64::MAX, i64::MIN].map(|at| index.units_before(at, units));
         assert_eq!(units, [1, 6, 8, 0]);
     }
 }

@@ -6,8 +6,8 @@
 //! - `rules.rs`: the pure rule book, a typed outcome and its effects for
 //!   every command;
 //! - `effect.rs`: the effects and their one wire format (COUPON.APPLY);
-//! - `store.rs` (with `numbered.rs`, `interned.rs`, `expiry.rs` and
-//!   `heap.rs`): the campaign as stored in compact buffers, and `apply`,
+//! - `store.rs` (with `numbered.rs`, `interned.rs`, `expiry.rs`,
+//!   `units.rs` and `heap.rs`): the campaign as stored in compact buffers, and `apply`,
 //!   the only way it changes, refusing effects that do not fit;
 //! - `encoding.rs`: the data type, its RDB encoding with the validation of
 //!   every load;
@@ -47,6 +47,7 @@ pub mod reserveall;
 pub mod rules;
 pub mod settings;
 pub mod store;
+pub mod units;
 pub mod write;
 
 use std::ffi::CStr;

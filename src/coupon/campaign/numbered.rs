@@ -14,15 +14,13 @@ const BLOCK: usize = 512;
 pub const NO_REQUEST: u32 = u32::MAX;
 
 /// One stored claim: its number, its expiry (`CONFIRMED` once confirmed),
-/// the handles of its user and request id (see `interned.rs`), and its
-/// units (1 to 2^63 - 1). 32 bytes.
+/// and the handles of its user and request id (see `interned.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stored {
     pub number: u64,
     pub expires_at_ms: i64,
     pub user: u32,
     pub request: u32,
-    pub units: u64,
 }
 
 /// `expires_at_ms` of a confirmed claim (holds expire at 0 or later).
@@ -166,13 +164,6 @@ impl Numbered {
         Some(())
     }
 
-    /// Sets the units of claim `number` (a confirm that keeps fewer).
-    pub fn set_units(&mut self, number: u64, units: u64) -> Option<()> {
-        let (block, at) = self.find(number)?;
-        self.blocks[block].entries[at].units = units;
-        Some(())
-    }
-
     pub fn set_request(&mut self, number: u64, request: u32) -> Option<()> {
         let (block, at) = self.find(number)?;
         self.blocks[block].entries[at].request = request;
@@ -289,7 +280,6 @@ mod tests {
                     expires_at_ms,
                     user: round,
                     request: NO_REQUEST,
-                    units: 1 + next() % 4,
                 };
                 numbered.push(entry);
                 plain.insert(number, entry);
@@ -299,9 +289,6 @@ mod tests {
                 if roll == 9 {
                     numbered.set_expiry(victim, CONFIRMED).unwrap();
                     plain.get_mut(&victim).unwrap().expires_at_ms = CONFIRMED;
-                } else if roll == 8 {
-                    numbered.set_units(victim, 7).unwrap();
-                    plain.get_mut(&victim).unwrap().units = 7;
                 } else {
                     assert_eq!(numbered.remove(victim), plain.remove(&victim));
                     assert_eq!(numbered.remove(victim), None);

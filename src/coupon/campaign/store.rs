@@ -16,6 +16,7 @@ use super::heap::{alloc_size, vec_bytes};
 use super::interned::{Handle, Interned};
 use super::numbered::{Numbered, Stored, CONFIRMED, NO_REQUEST};
 use super::settings::{Ledger, Settings};
+use super::units::Units;
 use crate::redis::Mover;
 use crate::replicated::ApplyError;
 
@@ -73,43 +74,46 @@ pub struct Claim<'a> {
 /// expiry. Finding, counting and removing one is O(log n) (counting the
 /// live units walks the index's blocks: n / 512 sums). A user with one
 /// claim has none: its claim's number is kept in its user record.
+/// Both indexes weigh each claim by its units (`units` tells them).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct UserTree {
     confirmed: SortedBlocks<u64>,
-    /// The units of the confirmed claims (at most PERUSER).
-    confirmed_units: u64,
     holds: ExpiryIndex,
 }
 
 impl UserTree {
     /// Live units at `now`.
-    fn live(&self, now: i64) -> u128 {
-        u128::from(self.confirmed_units) + self.holds.weight() - self.holds.units_before(now)
+    fn live(&self, now: i64, units: &Units) -> u128 {
+        self.confirmed.weight() + self.holds.weight()
+            - self.holds.units_before(now, |&(_, claim)| units.of(claim))
+    }
+
+    /// Units of the confirmed claims (at most PERUSER).
+    fn confirmed_units(&self) -> u64 {
+        self.confirmed.weight() as u64
     }
 
     fn len(&self) -> usize {
         self.confirmed.len() + self.holds.len()
     }
 
-    fn add(&mut self, claim: &Stored) {
+    /// Adds `claim` of `weight` units.
+    fn add(&mut self, claim: &Stored, weight: u64, units: &Units) {
         match claim.expires_at_ms {
-            CONFIRMED => {
-                self.confirmed.insert(claim.number);
-                self.confirmed_units += claim.units;
-            }
-            at => self.holds.insert((at, claim.number, claim.units)),
+            CONFIRMED => self
+                .confirmed
+                .insert(claim.number, weight, |&c| units.of(c)),
+            at => self
+                .holds
+                .insert((at, claim.number), weight, |&(_, c)| units.of(c)),
         }
     }
 
-    fn remove(&mut self, claim: &Stored) {
+    /// Removes `claim`, added with `weight` units.
+    fn remove(&mut self, claim: &Stored, weight: u64) {
         match claim.expires_at_ms {
-            CONFIRMED => {
-                self.confirmed.remove(claim.number);
-                self.confirmed_units -= claim.units;
-            }
-            at => {
-                self.holds.remove((at, claim.number, claim.units));
-            }
+            CONFIRMED => self.confirmed.remove(claim.number, weight),
+            at => self.holds.remove((at, claim.number), weight),
         };
     }
 
@@ -118,7 +122,7 @@ impl UserTree {
         (self.len() == 1).then(|| {
             self.confirmed
                 .first()
-                .or(self.holds.first().map(|(_, claim, _)| claim))
+                .or(self.holds.first().map(|(_, claim)| claim))
                 .expect("one claim")
         })
     }
@@ -128,8 +132,8 @@ impl UserTree {
     }
 }
 
-/// The campaign, in compact storage: each claim an entry of 32 bytes in
-/// number order, each user and each request id stored once (see
+/// The campaign, in compact storage: each claim an entry of 24 bytes in
+/// number order (its units apart, only where more than 1), each user and each request id stored once (see
 /// `interned.rs`), a user's own indexes only once it has two claims.
 #[derive(Debug)]
 pub struct Campaign {
@@ -149,7 +153,9 @@ pub struct Campaign {
     tree_bytes: usize,
     /// Every stored request id; the payload is the claim holding it.
     requests: Interned,
-    /// The held claims of `claims`, by expiry, with their units.
+    /// The units of the stored claims of more than 1.
+    units: Units,
+    /// The held claims of `claims`, by expiry, weighed by their units.
     holds: ExpiryIndex,
     /// Confirmed claims, and their units (at most `limit`).
     confirmed: u64,
@@ -175,6 +181,7 @@ impl Clone for Campaign {
             free_trees: self.free_trees.clone(),
             tree_bytes,
             requests: self.requests.clone(),
+            units: self.units.clone(),
             holds: self.holds.clone(),
             confirmed: self.confirmed,
             confirmed_units: self.confirmed_units,
@@ -252,6 +259,7 @@ impl Campaign {
             free_trees: Vec::new(),
             tree_bytes: 0,
             requests: Interned::default(),
+            units: Units::default(),
             holds: ExpiryIndex::default(),
             confirmed: 0,
             confirmed_units: 0,
@@ -287,7 +295,7 @@ impl Campaign {
             user: self.users.key(stored.user),
             request_id: (stored.request != NO_REQUEST).then(|| self.requests.key(stored.request)),
             state: ClaimState::of(stored.expires_at_ms),
-            units: stored.units,
+            units: self.units.of(stored.number),
         }
     }
 
@@ -324,7 +332,10 @@ impl Campaign {
 
     /// Units of the holds live at `now`.
     fn held_units(&self, now: i64) -> u128 {
-        self.holds.weight() - self.holds.units_before(now)
+        self.holds.weight()
+            - self
+                .holds
+                .units_before(now, |&(_, claim)| self.units.of(claim))
     }
 
     fn tree(&self, payload: u64) -> Option<&UserTree> {
@@ -341,12 +352,12 @@ impl Campaign {
         };
         let payload = self.users.payload(handle);
         match self.tree(payload) {
-            Some(tree) => tree.live(now),
+            Some(tree) => tree.live(now, &self.units),
             None => self
                 .claims
                 .get(payload)
                 .filter(|c| c.is_live(now))
-                .map_or(0, |c| u128::from(c.units)),
+                .map_or(0, |c| u128::from(self.units.of(c.number))),
         }
     }
 
@@ -364,7 +375,7 @@ impl Campaign {
             };
         };
         let mut numbers: Vec<u64> = tree.confirmed.iter().copied().collect();
-        numbers.extend(tree.holds.iter_from(now).map(|&(_, claim, _)| claim));
+        numbers.extend(tree.holds.iter_from(now).map(|&(_, claim)| claim));
         numbers.sort_unstable();
         numbers
     }
@@ -373,12 +384,12 @@ impl Campaign {
     fn user_confirmed(&self, handle: Handle) -> u64 {
         let payload = self.users.payload(handle);
         match self.tree(payload) {
-            Some(tree) => tree.confirmed_units,
+            Some(tree) => tree.confirmed_units(),
             None => self
                 .claims
                 .get(payload)
                 .filter(|c| c.expires_at_ms == CONFIRMED)
-                .map_or(0, |c| c.units),
+                .map_or(0, |c| self.units.of(c.number)),
         }
     }
 
@@ -416,8 +427,8 @@ impl Campaign {
         self.holds
             .iter()
             .inspect(|_| count_visit())
-            .take_while(move |(expires_at_ms, ..)| *expires_at_ms < now)
-            .map(|&(_, claim, _)| claim)
+            .take_while(move |(expires_at_ms, _)| *expires_at_ms < now)
+            .map(|&(_, claim)| claim)
     }
 
     pub fn info(&self, now: i64) -> Info {
@@ -583,8 +594,8 @@ impl Campaign {
             expires_at_ms,
             user: 0,
             request,
-            units,
         };
+        self.units.set(claim, 1, units);
         let handle = match self.users.find_or_insert(user, claim) {
             (handle, true) => {
                 if expires_at_ms == CONFIRMED {
@@ -601,13 +612,13 @@ impl Campaign {
                         // A second claim: the user gets its own indexes.
                         let only = *self.claims.get(payload).expect("the user's claim");
                         let mut tree = UserTree::default();
-                        tree.add(&only);
+                        tree.add(&only, self.units.of(only.number), &self.units);
                         let index = self.new_tree(tree);
                         self.users.set_payload(handle, TREE | index as u64);
                         index
                     }
                 };
-                self.change_tree(index, |tree| tree.add(&stored));
+                self.change_tree(index, |tree, table| tree.add(&stored, units, table));
                 if expires_at_ms == CONFIRMED {
                     self.count_user_confirmed(before, before + units);
                 }
@@ -618,7 +629,9 @@ impl Campaign {
             self.confirmed += 1;
             self.confirmed_units += units;
         } else {
-            self.holds.insert((expires_at_ms, claim, units));
+            let table = &self.units;
+            self.holds
+                .insert((expires_at_ms, claim), units, |&(_, c)| table.of(c));
         }
         self.claims.push(Stored {
             user: handle,
@@ -642,11 +655,16 @@ impl Campaign {
         }
     }
 
-    /// Changes tree `index`, keeping [`Campaign::tree_bytes`] in step.
-    fn change_tree<R>(&mut self, index: usize, change: impl FnOnce(&mut UserTree) -> R) -> R {
+    /// Changes tree `index` (told the units of claims), keeping
+    /// [`Campaign::tree_bytes`] in step.
+    fn change_tree<R>(
+        &mut self,
+        index: usize,
+        change: impl FnOnce(&mut UserTree, &Units) -> R,
+    ) -> R {
         let tree = self.trees[index].as_mut().expect("a live tree");
         let before = tree.heap_bytes();
-        let result = change(tree);
+        let result = change(tree, &self.units);
         self.tree_bytes = self.tree_bytes - before + tree.heap_bytes();
         result
     }
@@ -695,8 +713,9 @@ impl Campaign {
         if found.expires_at_ms == CONFIRMED {
             return Err("the claim is not held");
         }
-        let units = units.unwrap_or(found.units);
-        if units == 0 || units > found.units {
+        let held = self.units.of(claim);
+        let units = units.unwrap_or(held);
+        if units == 0 || units > held {
             return Err("the units confirmed are not 1 to the claim's");
         }
         if !self.room_to_confirm_of(Some(found.user), units) {
@@ -704,21 +723,23 @@ impl Campaign {
         }
         let confirmed = Stored {
             expires_at_ms: CONFIRMED,
-            units,
             ..found
         };
         let before = self.user_confirmed(found.user);
         let payload = self.users.payload(found.user);
-        if self.tree(payload).is_some() {
-            self.change_tree((payload & !TREE) as usize, |tree| {
-                tree.remove(&found);
-                tree.add(&confirmed);
-            });
+        self.holds.remove((found.expires_at_ms, claim), held);
+        // Out of the user's indexes with its units as held, back in with
+        // those confirmed.
+        let tree = self.tree(payload).map(|_| (payload & !TREE) as usize);
+        if let Some(index) = tree {
+            self.change_tree(index, |tree, _| tree.remove(&found, held));
+        }
+        self.units.set(claim, held, units);
+        if let Some(index) = tree {
+            self.change_tree(index, |tree, table| tree.add(&confirmed, units, table));
         }
         self.count_user_confirmed(before, before + units);
         self.claims.set_expiry(claim, CONFIRMED);
-        self.claims.set_units(claim, units);
-        self.holds.remove((found.expires_at_ms, claim, found.units));
         self.confirmed += 1;
         self.confirmed_units += units;
         Ok(())
@@ -738,32 +759,38 @@ impl Campaign {
             expires_at_ms,
             ..found
         };
+        let units = self.units.of(claim);
         let payload = self.users.payload(found.user);
         if self.tree(payload).is_some() {
-            self.change_tree((payload & !TREE) as usize, |tree| {
-                tree.remove(&found);
-                tree.add(&renewed);
+            self.change_tree((payload & !TREE) as usize, |tree, table| {
+                tree.remove(&found, units);
+                tree.add(&renewed, units, table);
             });
         }
         self.claims.set_expiry(claim, expires_at_ms);
-        self.holds.remove((found.expires_at_ms, claim, found.units));
-        self.holds.insert((expires_at_ms, claim, found.units));
+        self.holds.remove((found.expires_at_ms, claim), units);
+        let table = &self.units;
+        self.holds
+            .insert((expires_at_ms, claim), units, |&(_, c)| table.of(c));
         Ok(())
     }
 
     fn remove(&mut self, number: u64) -> Result<(), ApplyError> {
         let claim = self.claims.remove(number).ok_or("no such claim")?;
+        let units = self.units.of(number);
         let confirmed = claim.expires_at_ms == CONFIRMED;
         let payload = self.users.payload(claim.user);
         if self.tree(payload).is_some() {
             let index = (payload & !TREE) as usize;
-            let before = self.trees[index].as_ref().map_or(0, |t| t.confirmed_units);
-            let only = self.change_tree(index, |tree| {
-                tree.remove(&claim);
+            let before = self.trees[index]
+                .as_ref()
+                .map_or(0, UserTree::confirmed_units);
+            let only = self.change_tree(index, |tree, _| {
+                tree.remove(&claim, units);
                 tree.only()
             });
             if confirmed {
-                self.count_user_confirmed(before, before - claim.units);
+                self.count_user_confirmed(before, before - units);
             }
             if let Some(only) = only {
                 // Back to one claim: kept in the user record again.
@@ -772,17 +799,17 @@ impl Campaign {
             }
         } else {
             if confirmed {
-                self.count_user_confirmed(claim.units, 0);
+                self.count_user_confirmed(units, 0);
             }
             self.users.remove(claim.user);
         }
         if confirmed {
             self.confirmed -= 1;
-            self.confirmed_units -= claim.units;
+            self.confirmed_units -= units;
         } else {
-            self.holds
-                .remove((claim.expires_at_ms, number, claim.units));
+            self.holds.remove((claim.expires_at_ms, number), units);
         }
+        self.units.set(number, units, 1);
         if claim.request != NO_REQUEST {
             self.requests.remove(claim.request);
         }
@@ -812,6 +839,7 @@ impl Campaign {
     pub fn heap_bytes(&self) -> usize {
         let counts = self.confirmed_per_user.len().div_ceil(11) * alloc_size(192);
         self.claims.heap_bytes()
+            + self.units.heap_bytes()
             + self.holds.heap_bytes()
             + self.users.heap_bytes()
             + self.requests.heap_bytes()
@@ -829,6 +857,7 @@ impl Campaign {
     /// the lazyfree thread: one unit an allocation, about.
     pub fn free_effort(&self) -> usize {
         self.claims.allocations()
+            + self.units.allocations()
             + self.holds.allocations()
             + self.users.allocations()
             + self.requests.allocations()
@@ -844,6 +873,7 @@ impl Campaign {
             mover.boxed_slice(&mut ledger.stream);
         }
         self.claims.defrag(mover);
+        self.units.defrag(mover);
         self.holds.defrag(mover);
         self.users.defrag(mover);
         self.requests.defrag(mover);
@@ -1074,6 +1104,62 @@ mod tests {
         assert!(c.users.is_empty() && c.requests.is_empty() && c.trees.is_empty());
         assert_eq!(c.heap_bytes(), empty);
         assert_eq!(c.tree_bytes, 0);
+    }
+
+    /// Units live apart from the claims, only for claims of more than 1,
+    /// and follow a user's indexes through confirm, renew and removal.
+    #[test]
+    fn units_are_kept_apart_and_counted_everywhere() {
+        let mut c = campaign(100, 20);
+        let empty = c.heap_bytes();
+        let held = |claim, user: &str, units, at| Effect::Put {
+            claim,
+            user: user.as_bytes().to_vec(),
+            expires_at_ms: Some(at),
+            request_id: None,
+            units,
+        };
+        c.apply(&held(1, "a", 4, NOW)).unwrap();
+        c.apply(&held(2, "a", 1, NOW + 10)).unwrap();
+        c.apply(&held(3, "a", 3, NOW + 20)).unwrap();
+        c.apply(&held(4, "b", 5, NOW + 20)).unwrap();
+        assert_eq!(c.user_live(b"a", NOW), 8);
+        assert_eq!(c.user_live(b"a", NOW + 1), 4);
+        assert_eq!(c.live_units(NOW + 11), 8);
+        // Claim 3 confirmed with 2 of its 3; claim 1 renewed past NOW.
+        c.apply(&Effect::Confirm {
+            claim: 3,
+            units: Some(2),
+        })
+        .unwrap();
+        c.apply(&Effect::Renew {
+            claim: 1,
+            expires_at_ms: NOW + 30,
+        })
+        .unwrap();
+        assert_eq!(c.stored(3).unwrap().units, 2);
+        assert_eq!(c.most_confirmed_of_a_user(), 2);
+        let info = c.info(NOW + 25);
+        assert_eq!(
+            (info.held_units, info.confirmed_units, info.available),
+            (4, 2, 94)
+        );
+        assert_eq!(c.user_live(b"a", NOW + 25), 6);
+        // Over PERUSER 20 with 19 more of a's confirmed: refused.
+        assert!(c
+            .apply(&Effect::Put {
+                claim: 5,
+                user: b"a".to_vec(),
+                expires_at_ms: None,
+                request_id: None,
+                units: 19,
+            })
+            .is_err());
+        for claim in [1, 2, 3, 4] {
+            c.apply(&Effect::Release { claim }).unwrap();
+        }
+        assert_eq!(c.units, Units::default());
+        assert_eq!(c.heap_bytes(), empty);
     }
 
     /// A user goes from one claim to many and back, its indexes with it.
