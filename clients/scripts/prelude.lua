@@ -758,7 +758,8 @@ end
 --   u<#user><user>h<expires_at_ms><claim> / u<#user><user>c<claim>
 --       a user's held claims by expiry, its confirmed claims
 --   u<#user><user>m<expires_at_ms><claim><units>  a user's holds of more than 1 unit
---   u<#user><user>x<cx><hx>              a user's extra units, as A's (only while not both 0)
+--   u<#user><user>x<cx> <hx>             a user's extra units, as A's (plain decimals: the
+--       stored holds' may pass 64 bits; only while not both 0)
 --   r<#id><id><claim>                    the stored claim holding an id
 --   k<n><user>                           a user with n >= 1 confirmed units
 -- Live holds, expired ones not reclaimed yet and confirmed claims are
@@ -955,9 +956,11 @@ end
 -- changing them).
 local function user_extras(c, user, exact)
   if not exact and c.confirmed_extra == '0' and c.held_extra == '0' then return '0', '0', nil end
-  local found = lex_first(c.key, 'u' .. sized(user) .. 'x')
+  local of_user = 'u' .. sized(user) .. 'x'
+  local found = lex_first(c.key, of_user)
   if found == nil then return '0', '0', nil end
-  return unpad(found:sub(-38, -20)), unpad(found:sub(-19)), found
+  local cx, hx = found:sub(#of_user + 1):match('^(%d+) (%d+)$')
+  return cx, hx, found
 end
 
 -- Confirmed units of `user`.
@@ -983,7 +986,7 @@ local function add_extras(c, user, confirmed, held)
   local cx, hx, member = user_extras(c, user, true)
   if member then redis.call('ZREM', c.key, member) end
   cx, hx = int_add(cx, confirmed), int_add(hx, held)
-  if cx ~= '0' or hx ~= '0' then redis.call('ZADD', c.key, 0, 'u' .. sized(user) .. 'x' .. pad(cx) .. pad(hx)) end
+  if cx ~= '0' or hx ~= '0' then redis.call('ZADD', c.key, 0, 'u' .. sized(user) .. 'x' .. cx .. ' ' .. hx) end
 end
 
 -- max(0, limit - confirmed - held) (units), as COUPON.INFO reports it.
