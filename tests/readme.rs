@@ -72,8 +72,12 @@ fn python_path() -> String {
 /// Runs the Python snippet `name` (shown verbatim in the README) against
 /// a fresh server; what it printed.
 fn run_python(name: &str) -> String {
+    run_python_on(name, &Server::start())
+}
+
+/// Runs the Python snippet `name` against `server`; what it printed.
+fn run_python_on(name: &str, server: &Server) -> String {
     assert_shown(name);
-    let server = Server::start();
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/clients")
         .join(name);
@@ -298,6 +302,23 @@ fn the_daily_cap_recipes_end_the_day_at_seouls_midnight() {
         run_typescript("daily_cap.mts", &server),
         format!("{DAILY_CAP}order 6 refused\nthe day ends at 00:00 in Seoul\n")
     );
+}
+
+/// Tickets with quantities: 4 seats held, 3 confirmed, the 4th free at
+/// once.
+const TICKETS: &str = "ann holds 4 seats: claim 1\n\
+                       bob's 4 seats: sold out\n\
+                       ann paid for 3: confirmed 3, held 0, available 4\n\
+                       bob's 4 seats: claim 2\n";
+
+#[test]
+fn the_tickets_recipes_confirm_3_of_4_seats_and_free_the_4th_on_both_backends() {
+    // With the module, and without it (the packages switch to scripts).
+    for server in [Server::start(), Server::without_module(&[])] {
+        assert_eq!(run_python_on("tickets.py", &server), TICKETS);
+        let _: () = redis::cmd("FLUSHALL").query(&mut server.con()).unwrap();
+        assert_eq!(run_typescript("tickets.mts", &server), TICKETS);
+    }
 }
 
 #[test]

@@ -412,9 +412,10 @@ fn setting(rng: &mut Rng, at: usize, small: i64) -> String {
     }
 }
 
-/// An option of a call: `NAME value`, or `NAME key`.
+/// An option of a call: `NAME value`, `NAME value...` or `NAME key`.
 enum Opt {
     Arg(&'static str, String),
+    Args(&'static str, Vec<String>),
     Key(&'static str, &'static str),
 }
 
@@ -428,6 +429,7 @@ fn with_options(mut call: Call, rng: &mut Rng, mut options: Vec<Opt>) -> Call {
     for option in options {
         call = match option {
             Opt::Arg(name, value) => call.arg(name).arg(value),
+            Opt::Args(name, values) => call.arg(name).args(values),
             Opt::Key(name, key) => call.arg(name).key(key),
         };
     }
@@ -465,6 +467,20 @@ fn create(rng: &mut Rng) -> Call {
     with_options(call, rng, options)
 }
 
+/// A QTY value (a claim's units): mostly 1 to 3, sometimes anything.
+fn qty(rng: &mut Rng) -> String {
+    match rng.below(10) {
+        0 => integer(rng, 3),
+        1..=4 => "1".into(),
+        _ => (2 + rng.below(2)).to_string(),
+    }
+}
+
+/// `QTY` in either case.
+fn qty_word(rng: &mut Rng) -> &'static str {
+    one(rng, &["QTY", "qty", "Qty"])
+}
+
 /// A HOLD for campaign `at`: its own length, 600 s, or anything.
 fn hold(rng: &mut Rng, at: usize) -> String {
     match rng.below(8) {
@@ -476,6 +492,7 @@ fn hold(rng: &mut Rng, at: usize) -> String {
 
 fn reserve(rng: &mut Rng) -> Call {
     let (at, key) = campaign_key(rng);
+    let user = campaign_user(rng);
     let mut options = Vec::new();
     if rng.chance(3) {
         options.push(Opt::Arg("HOLD", hold(rng, at)));
@@ -488,17 +505,28 @@ fn reserve(rng: &mut Rng) -> Call {
     if with_id {
         let id = match rng.below(30) {
             0 => String::new(),
-            _ => format!("r{}", rng.below(6)),
+            _ => request_id(rng, &user),
         };
         options.push(Opt::Arg(one(rng, &["ID", "id"]), id));
     }
-    if rng.chance(40) {
-        options.push(Opt::Arg(one(rng, &["FROM", "HOLD"]), "1".into()));
+    // Units: with a request id reused, often another QTY than its claim's.
+    if rng.chance(2) {
+        options.push(Opt::Arg(qty_word(rng), qty(rng)));
     }
-    let call = Call::new("COUPON.RESERVE")
-        .key(key)
-        .bytes(&campaign_user(rng));
+    if rng.chance(40) {
+        options.push(Opt::Arg(one(rng, &["FROM", "HOLD", "QTY"]), "1".into()));
+    }
+    let call = Call::new("COUPON.RESERVE").key(key).bytes(&user);
     campaign_ledger(with_options(call, rng, options), rng, at)
+}
+
+/// A request id: one of a few that every user sends, or one of two of
+/// `user`'s own (which the user repeats, now and then with another QTY).
+fn request_id(rng: &mut Rng, user: &[u8]) -> String {
+    match rng.below(4) {
+        0 => format!("r{}", rng.below(6)),
+        _ => format!("{}:r{}", String::from_utf8_lossy(user), rng.below(2)),
+    }
 }
 
 /// A claim number: mostly one of the latest made on `at`.
@@ -522,12 +550,26 @@ fn confirm_or_release(rng: &mut Rng, latest: &[i64; 3]) -> Call {
     }
     let mut call = call.arg(claim_number(rng, latest, at));
     if rng.chance(50) {
-        call = call.arg("ID").arg("x");
+        call = call.arg(rng.pick(&["ID", "QTY"])).arg("x");
     }
     if command == "COUPON.RENEW" && rng.chance(2) {
         call = call.arg(rng.pick(&["HOLD", "hold"])).arg(hold(rng, at));
     }
-    campaign_ledger(call, rng, at)
+    // CONFIRM's QTY, before or after `LEDGER stream` (never after a
+    // LEDGER without its stream: the scripts would not know that the
+    // module takes QTY for the stream); now and then twice.
+    let units = command == "COUPON.CONFIRM" && rng.chance(2);
+    let after = rng.chance(3);
+    if units && !after {
+        call = call.arg(qty_word(rng)).arg(qty(rng));
+    }
+    let mut call = campaign_ledger(call, rng, at);
+    let bare_ledger =
+        matches!(call.words.last(), Some(Word::Arg(a)) if a.eq_ignore_ascii_case(b"LEDGER"));
+    if units && (after || rng.chance(30)) && !bare_ledger {
+        call = call.arg(qty_word(rng)).arg(qty(rng));
+    }
+    call
 }
 
 fn info_or_claims(rng: &mut Rng, latest: &[i64; 3]) -> Call {
@@ -590,9 +632,12 @@ fn alter(rng: &mut Rng) -> Call {
 
 /// A cart over campaigns of one hold length (k1 and k3, or k2 alone), so
 /// that each campaign's holds still expire in the order they were made.
+/// A QTY of the wrong count is refused before any key is read: such a
+/// call takes a cart of two (k1 and k3) at any time.
 fn reserve_all(rng: &mut Rng) -> Call {
+    let miscount = rng.chance(6);
     let mut carts: Vec<Vec<usize>> = vec![vec![0], vec![1], vec![0, 2], vec![2, 0]];
-    if !BURST.load(std::sync::atomic::Ordering::Relaxed) {
+    if !BURST.load(std::sync::atomic::Ordering::Relaxed) && !miscount {
         carts.truncate(2);
     }
     let cart = rng.pick(&carts).clone();
@@ -623,11 +668,49 @@ fn reserve_all(rng: &mut Rng) -> Call {
     if rng.chance(3) {
         options.push(Opt::Arg("HOLD", hold(rng, cart[0])));
     }
-    if rng.chance(3) {
-        options.push(Opt::Arg("ID", format!("r{}", rng.below(6))));
+    if rng.chance(2) {
+        options.push(Opt::Arg("ID", request_id(rng, &user)));
     }
-    let call = with_options(call, rng, options);
-    campaign_ledger(call, rng, cart.iter().copied().max().unwrap())
+    // QTY: a value per key, or one too few or too many.
+    let per_key = match numkeys.parse::<usize>() {
+        Ok(n) if n <= 16 => n,
+        _ => call.keys().len(),
+    };
+    let mut units = None;
+    if miscount || rng.below(3) > 0 {
+        let count = match (miscount, rng.chance(2)) {
+            (false, _) => per_key,
+            (true, true) => per_key.saturating_sub(1),
+            (true, false) => per_key + 1,
+        };
+        let values: Vec<String> = (0..count).map(|_| qty(rng)).collect();
+        units = Some((qty_word(rng), values));
+    }
+    let at = cart.iter().copied().max().unwrap();
+    match units {
+        // Last (but never after a LEDGER without its stream, which the
+        // module would take QTY for), so that too few values end the call.
+        Some((name, values)) if rng.chance(2) => {
+            let ledger = campaign_ledger(Call::new(""), rng, at);
+            let bare = matches!(ledger.words.last(), Some(Word::Arg(_)));
+            let call = with_options(call, rng, options);
+            let (mut call, units) = (call, Call::new("").arg(name).args(values));
+            let order = if bare {
+                [units, ledger]
+            } else {
+                [ledger, units]
+            };
+            for part in order {
+                call.words.extend(part.words);
+            }
+            call
+        }
+        Some((name, values)) => {
+            options.push(Opt::Args(name, values));
+            campaign_ledger(with_options(call, rng, options), rng, at)
+        }
+        None => campaign_ledger(with_options(call, rng, options), rng, at),
+    }
 }
 
 /// A campaign call: its command, the call.
@@ -635,11 +718,16 @@ fn campaign(rng: &mut Rng, latest: &[i64; 3]) -> (&'static str, Call) {
     let burst = BURST.load(std::sync::atomic::Ordering::Relaxed);
     let call = match rng.below(13) {
         // k3's crowd: holds that expire together in the quiet that follows.
-        _ if burst && rng.below(4) > 0 => Call::new("COUPON.RESERVE")
-            .key(CAMPAIGNS[2])
-            .arg(rng.pick(&USERS))
-            .arg("LEDGER")
-            .key(LEDGER),
+        _ if burst && rng.below(4) > 0 => {
+            let call = Call::new("COUPON.RESERVE")
+                .key(CAMPAIGNS[2])
+                .arg(rng.pick(&USERS));
+            let call = match rng.below(3) {
+                0 => call.arg("QTY").arg(2 + rng.below(4)),
+                _ => call,
+            };
+            call.arg("LEDGER").key(LEDGER)
+        }
         0 => create(rng),
         1..=4 => reserve(rng),
         5..=7 => confirm_or_release(rng, latest),
@@ -1191,6 +1279,8 @@ fn every_script_answers_as_the_module_call_by_call() {
     let mut climbed = 0;
     let mut rng = Rng(SEED);
     let mut compared = std::collections::BTreeMap::<&str, (usize, usize)>::new();
+    // Of those, the calls that say QTY (a claim's units).
+    let mut with_qty = std::collections::BTreeMap::<&str, (usize, usize)>::new();
     // The latest claim made on each campaign, which CONFIRM and RELEASE
     // mostly name.
     let mut latest = [1; 3];
@@ -1352,6 +1442,19 @@ fn every_script_answers_as_the_module_call_by_call() {
         } else {
             counts.1 += 1;
         }
+        if call.command.starts_with("COUPON.")
+            && call
+                .other_args()
+                .iter()
+                .any(|a| a.eq_ignore_ascii_case(b"QTY"))
+        {
+            let counts = with_qty.entry(name).or_default();
+            if by_module.is_ok() {
+                counts.0 += 1;
+            } else {
+                counts.1 += 1;
+            }
+        }
         let close = |a: i64, b: i64| (a - b).abs() <= drift / 1_000_000 + 1;
         for key in &named {
             let (kind, value, scores, expiry) = state(&mut module, key);
@@ -1445,6 +1548,16 @@ fn every_script_answers_as_the_module_call_by_call() {
         assert!(
             *replies > 0 && *errors > 0,
             "{name}: both kinds must be compared"
+        );
+    }
+    for (name, (replies, errors)) in &with_qty {
+        eprintln!("{name} with QTY: {replies} replies and {errors} errors compared");
+    }
+    for name in ["COUPON.RESERVE", "COUPON.CONFIRM", "COUPON.RESERVEALL"] {
+        let (replies, errors) = with_qty.get(name).copied().unwrap_or_default();
+        assert!(
+            replies > 0 && errors > 0,
+            "{name} with QTY: both kinds must be compared"
         );
     }
 }

@@ -26,7 +26,7 @@ if e then return e end
 local new = {limit = changes.limit or c.limit, peruser = changes.peruser or c.peruser, hold = changes.hold or c.hold}
 -- A sale made is not undone: with both refused, the first in argument
 -- order is named.
-local limit_refused = int_cmp(new.limit, c.confirmed) < 0
+local limit_refused = int_cmp(new.limit, campaign_confirmed_units(c)) < 0
 local peruser_refused = int_cmp(new.peruser, most_confirmed_of_a_user(c)) < 0
 if limit_refused and not (peruser_refused and peruser_first) then
   return err('ERR limit must not be below the confirmed claims')

@@ -1,5 +1,5 @@
 -- COUPON.CLAIMS key [FROM claim] [COUNT n]: live claims in claim order,
--- each [claim, user, state, expires_at_ms, request-id]. Expired holds not
+-- each [claim, user, state, expires_at_ms, request-id, units]. Expired holds not
 -- reclaimed yet are stepped over on the way, as the module does.
 if 1 + #KEYS + #ARGV < 2 then return wrong_arity('coupon.claims') end
 local now = now_ms()
@@ -23,7 +23,7 @@ while #rows < wanted do
     local claim = claim_of(member)
     if claim_live(claim, now) then
       rows[#rows + 1] = {reply_int(claim.number), claim.user, claim.held and 'held' or 'confirmed',
-        claim.held and reply_int(claim.expires) or -1, claim.id or false}
+        claim.held and reply_int(claim.expires) or -1, claim.id or false, reply_int(claim.units)}
     end
     low = '(' .. member
   end

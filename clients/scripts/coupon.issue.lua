@@ -28,13 +28,13 @@ if e then return e end
 if c then
   if limit ~= c.limit then return err("ERR limit does not match the campaign's limit") end
   local now = now_ms()
-  local full = campaign_room(c, user, now)
+  local full = campaign_room(c, user, now, '1')
   if full then return full end
   local number
   number, e = campaign_next_claim(c)
   if e then return e end
   local plan = campaign_reclaims(c, now, nil)
-  plan[#plan + 1] = {op = 'put', claim = {number = number, held = false, user = user}}
+  plan[#plan + 1] = {op = 'put', claim = {number = number, held = false, units = '1', user = user}}
   e = campaign_carry_out(c, plan, now, 'released')
   if e then return e end
   return reply_int(number)

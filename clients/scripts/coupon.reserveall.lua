@@ -1,21 +1,24 @@
--- COUPON.RESERVEALL numkeys key [key ...] user [HOLD seconds] [ID request-id] [LEDGER stream]
+-- COUPON.RESERVEALL numkeys key [key ...] user [HOLD seconds] [ID request-id]
+--   [QTY n [n ...]] [LEDGER stream]
 -- KEYS: the campaigns, then the ledger's stream if LEDGER is given; ARGV:
 -- numkeys, the user, the options. One hold for the user in every
--- campaign, all or none, at one clock reading.
+-- campaign (of QTY's units for each, in key order), all or none, at one
+-- clock reading.
 local command = 'coupon.reserveall'
 if 1 + #KEYS + #ARGV < 4 then return wrong_arity(command) end
 local now = now_ms()
 local n, e = numkeys_arg()
 if e then return e end
 -- The campaigns are the keys but the ledger's (LEDGER takes no ARGV; a
--- last LEDGER may have no value, and so no key).
+-- last LEDGER may have no value, and so no key; QTY takes numkeys values).
 local given, at, last = #KEYS, 3, nil
 while at <= #ARGV do
-  last = string.upper(ARGV[at]) == 'LEDGER'
+  local option = string.upper(ARGV[at])
+  last = option == 'LEDGER'
   if last then
     given, at = given - 1, at + 1
   else
-    at = at + 2
+    at = at + (option == 'QTY' and 1 + n or 2)
   end
 end
 if last and given < n then given = given + 1 end
@@ -29,9 +32,41 @@ for i = 1, n do
 end
 local user = ARGV[2]
 if user == '' then return err('ERR user must not be empty') end
-local hold_until, id, stream
-hold_until, id, stream, e = reserve_options(3, n + 1, now, command)
-if e then return e end
+-- The options from ARGV[3] on, as RESERVE's, but QTY takes n values (the
+-- module's words are ARGV's with the ledger's stream, KEYS[n + 1], after
+-- LEDGER): fewer, or an integer after the n-th, is an error naming qty.
+local got, named, i, k = {}, {}, 3, n + 1
+while i <= #ARGV do
+  local word = ARGV[i]
+  local name = string.upper(word)
+  if name ~= 'HOLD' and name ~= 'ID' and name ~= 'QTY' and name ~= 'LEDGER' then
+    return err("ERR unknown option '" .. shown(word) .. "'")
+  end
+  if named[name] then return err('ERR option ' .. name .. ' is given more than once') end
+  named[name] = true
+  local per_key = 'ERR qty needs ' .. n .. ' values, one per key'
+  if name == 'LEDGER' then
+    got.LEDGER, i, k = KEYS[k], i + 1, k + 1
+    if got.LEDGER == nil then return err('ERR option LEDGER needs a value') end
+  elseif name == 'QTY' and n > 1 then
+    if #ARGV - i + #KEYS - k + 1 < n then return err(per_key) end
+    got.QTY = {}
+    for j = 1, n do
+      got.QTY[j], e = positive_arg(ARGV[i + j] or '', 'qty')
+      if e then return e end
+    end
+    i = i + 1 + n
+    if ARGV[i] and parse_int(ARGV[i]) then return err(per_key) end
+  else
+    local value = ARGV[i + 1]
+    if value == nil then return err('ERR option ' .. name .. ' needs a value') end
+    got[name], e = reserve_value(name, value, now, command)
+    if e then return e end
+    if name == 'QTY' then got.QTY = {got.QTY} end
+    i = i + 2
+  end
+end
+local hold_until, id, stream = got.HOLD, got.ID, got.LEDGER
 e = stream and require_stream(stream)
 if e then return e end
 local campaigns = {}
@@ -60,7 +95,7 @@ end
 local replies, plans = {}, {}
 for i, c in ipairs(campaigns) do
   local reply
-  reply, plans[i], e = campaign_reserve(c, user, id, hold_until, now)
+  reply, plans[i], e = campaign_reserve(c, user, id, hold_until, now, got.QTY and got.QTY[i] or '1')
   if e then return e end
   -- The first campaign that refuses refuses the cart.
   if reply[1] == -1 or reply[1] == -2 then return {reply[1], i} end

@@ -746,16 +746,26 @@ end
 -- Numbers in members are 19-digit decimals (`pad`), whose order is the
 -- numbers'; a user or a request id follows its length. The members
 -- (docs/clients.md, "Managed services"):
---   A<limit> <peruser> <hold> <made> <released> <expired> <confirmed> <maxlen|-> <-|L<stream>>
---       the settings, the totals and the ledger: the first member
---   c<claim><h|c><expires_at_ms|0><#user><user><request id>  a stored claim
+--   A<limit> <peruser> <hold> <made> <released> <expired> <confirmed> <maxlen|-> [+<cx> <hx> ]<-|L<stream>>
+--       the settings, the totals and the ledger: the first member; the
+--       `+` part only while some claim holds more than 1 unit: cx the
+--       extra units (units - 1, summed) of the confirmed claims, hx those
+--       of the stored holds (live or expired, not reclaimed yet)
+--   c<claim><h|c><expires_at_ms|0><#user><user><request id>  a stored claim of 1 unit
+--   c<claim><H|C><expires_at_ms|0><units><#user><user><request id>  of more
 --   e<expires_at_ms><claim>              a held claim, by expiry
+--   m<expires_at_ms><claim><units>       a hold of more than 1 unit, by expiry
 --   u<#user><user>h<expires_at_ms><claim> / u<#user><user>c<claim>
 --       a user's held claims by expiry, its confirmed claims
+--   u<#user><user>m<expires_at_ms><claim><units>  a user's holds of more than 1 unit
+--   u<#user><user>x<cx> <hx>             a user's extra units, as A's (plain decimals: the
+--       stored holds' may pass 64 bits; only while not both 0)
 --   r<#id><id><claim>                    the stored claim holding an id
---   k<n><user>                           a user with n >= 1 confirmed claims
+--   k<n><user>                           a user with n >= 1 confirmed units
 -- Live holds, expired ones not reclaimed yet and confirmed claims are
 -- stored, as the module stores them; released and reclaimed ones go.
+-- A campaign whose claims are all of 1 unit has no `+` part, no `m` and
+-- no `x` members: its members are those of a campaign made before units.
 
 local NO_SUCH_CAMPAIGN = 'ERR no such campaign'
 local RECLAIM_PER_CALL = 16
@@ -793,15 +803,19 @@ local function sized(bytes)
 end
 
 -- A claim as stored: {number, held, expires (its ms, a string; held
--- only), user, id (nil when none)}.
+-- only), units (a string), user, id (nil when none)}.
 local function claim_of(member)
-  local size = tonumber(member:sub(41, 59))
-  local id = member:sub(60 + size)
+  local state = member:sub(21, 21)
+  local at, units = 41, '1'
+  if state == 'H' or state == 'C' then at, units = 60, unpad(member:sub(41, 59)) end
+  local size = tonumber(member:sub(at, at + 18))
+  local id = member:sub(at + 19 + size)
   return {
     number = unpad(member:sub(2, 20)),
-    held = member:sub(21, 21) == 'h',
+    held = state == 'h' or state == 'H',
     expires = unpad(member:sub(22, 40)),
-    user = member:sub(60, 59 + size),
+    units = units,
+    user = member:sub(at + 19, at + 18 + size),
     id = id ~= '' and id or nil,
   }
 end
@@ -810,11 +824,17 @@ end
 local function claim_members(claim)
   local user = 'u' .. sized(claim.user)
   local number = pad(claim.number)
-  local members = {'c' .. number .. (claim.held and 'h' .. pad(claim.expires) or 'c' .. pad('0')) .. sized(claim.user)
-    .. (claim.id or '')}
+  local many = claim.units ~= '1'
+  local state = claim.held and 'h' or 'c'
+  local record = 'c' .. number .. (many and state:upper() or state) .. pad(claim.held and claim.expires or '0')
+  local members = {record .. (many and pad(claim.units) or '') .. sized(claim.user) .. (claim.id or '')}
   if claim.held then
     members[2] = 'e' .. pad(claim.expires) .. number
     members[3] = user .. 'h' .. pad(claim.expires) .. number
+    if many then
+      members[4] = 'm' .. pad(claim.expires) .. number .. pad(claim.units)
+      members[5] = user .. 'm' .. pad(claim.expires) .. number .. pad(claim.units)
+    end
   else
     members[2] = user .. 'c' .. number
   end
@@ -846,6 +866,12 @@ local function campaign_open(key)
     at = space + 1
   end
   if c.maxlen == '-' then c.maxlen = nil end
+  c.confirmed_extra, c.held_extra = '0', '0'
+  if meta:byte(at) == 43 then
+    local cx, hx, rest = meta:match('^%+(%d+) (%d+) ()', at)
+    if rest == nil then return nil, err(WRONGTYPE) end
+    c.confirmed_extra, c.held_extra, at = cx, hx, rest
+  end
   local ledger = meta:sub(at)
   if ledger ~= '-' then c.ledger = ledger:sub(2) end
   return c
@@ -855,7 +881,11 @@ end
 local function campaign_meta(c)
   local fields = {}
   for i, field in ipairs(CAMPAIGN_FIELDS) do fields[i] = c[field] or '-' end
-  return 'A' .. table.concat(fields, ' ') .. ' ' .. (c.ledger and 'L' .. c.ledger or '-')
+  local extra = ''
+  if (c.confirmed_extra or '0') ~= '0' or (c.held_extra or '0') ~= '0' then
+    extra = '+' .. c.confirmed_extra .. ' ' .. c.held_extra .. ' '
+  end
+  return 'A' .. table.concat(fields, ' ') .. ' ' .. extra .. (c.ledger and 'L' .. c.ledger or '-')
 end
 
 -- Writes `c`'s first member if it changed.
@@ -889,22 +919,89 @@ local function user_confirmed(c, user)
   return lex_count(c.key, 'u' .. sized(user) .. 'c')
 end
 
--- Live claims of `user` at `now`.
-local function user_live(c, user, now)
-  return user_confirmed(c, user) + lex_count(c.key, 'u' .. sized(user) .. 'h', pad(now))
+-- The extra units (units - 1, summed) of the live holds among the holds
+-- of more than 1 unit that `prefix` indexes (`prefix<expires_at_ms><claim>
+-- <units>`), given `stored`, those of all of them (live, or expired and
+-- not reclaimed yet): both sides are counted (O(log n)) and the smaller
+-- one is walked, so the work is O(log n + min(live, expired) such holds).
+-- Nothing is read when none is stored.
+local function live_extra(key, prefix, stored, now)
+  if stored == '0' then return '0' end
+  local edge, last = prefix .. pad(now), '(' .. prefix .. '\255'
+  local live = redis.call('ZLEXCOUNT', key, '[' .. edge, last)
+  local gone = redis.call('ZLEXCOUNT', key, '[' .. prefix, '(' .. edge)
+  local low, high = '[' .. edge, last
+  if gone < live then low, high = '[' .. prefix, '(' .. edge end
+  local sum = '0'
+  for _, member in ipairs(redis.call('ZRANGEBYLEX', key, low, high)) do
+    sum = int_add(sum, int_sub(unpad(member:sub(-19)), '1'))
+  end
+  if gone < live then return int_sub(stored, sum) end
+  return sum
 end
 
--- max(0, limit - confirmed - held), as COUPON.INFO reports it.
+-- Live held units at `now`.
+local function campaign_held_units(c, now)
+  return int_add(format_int(campaign_held(c, now)), live_extra(c.key, 'm', c.held_extra, now))
+end
+
+-- Confirmed units.
+local function campaign_confirmed_units(c)
+  return int_add(c.confirmed, c.confirmed_extra)
+end
+
+-- The extra units of `user` (its confirmed claims', its stored holds'),
+-- and the member that keeps them (nil when both are 0). `exact` reads
+-- the member even where the campaign has no extra units (a write that is
+-- changing them).
+local function user_extras(c, user, exact)
+  if not exact and c.confirmed_extra == '0' and c.held_extra == '0' then return '0', '0', nil end
+  local of_user = 'u' .. sized(user) .. 'x'
+  local found = lex_first(c.key, of_user)
+  if found == nil then return '0', '0', nil end
+  local cx, hx = found:sub(#of_user + 1):match('^(%d+) (%d+)$')
+  return cx, hx, found
+end
+
+-- Confirmed units of `user`.
+local function user_confirmed_units(c, user)
+  local cx = user_extras(c, user)
+  return int_add(format_int(user_confirmed(c, user)), cx)
+end
+
+-- Live units of `user` at `now`.
+local function user_live_units(c, user, now)
+  local cx, hx = user_extras(c, user)
+  local of_user = 'u' .. sized(user)
+  local claims = user_confirmed(c, user) + lex_count(c.key, of_user .. 'h', pad(now))
+  return int_add(int_add(format_int(claims), cx), live_extra(c.key, of_user .. 'm', hx, now))
+end
+
+-- Adds `confirmed` and `held` (integers, either sign) to the extra units
+-- of `c` and of `user`.
+local function add_extras(c, user, confirmed, held)
+  if confirmed == '0' and held == '0' then return end
+  c.confirmed_extra = int_add(c.confirmed_extra, confirmed)
+  c.held_extra = int_add(c.held_extra, held)
+  local cx, hx, member = user_extras(c, user, true)
+  if member then redis.call('ZREM', c.key, member) end
+  cx, hx = int_add(cx, confirmed), int_add(hx, held)
+  if cx ~= '0' or hx ~= '0' then redis.call('ZADD', c.key, 0, 'u' .. sized(user) .. 'x' .. cx .. ' ' .. hx) end
+end
+
+-- max(0, limit - confirmed - held) (units), as COUPON.INFO reports it.
 local function campaign_available(limit, confirmed, held)
   local n = int_sub(int_sub(limit, confirmed), held)
   return int_cmp(n, '0') < 0 and '0' or n
 end
 
--- -1 when `user` has PERUSER live claims, -2 when `limit` claims are
--- live, in that order; nil when there is room.
-local function campaign_room(c, user, now)
-  if int_cmp(tostring(user_live(c, user, now)), c.peruser) >= 0 then return -1 end
-  if int_cmp(int_add(c.confirmed, tostring(campaign_held(c, now))), c.limit) >= 0 then return -2 end
+-- -1 when `units` more would put `user`'s live units past PERUSER, -2
+-- when they would put the campaign's past `limit`, in that order; nil
+-- when there is room.
+local function campaign_room(c, user, now, units)
+  if int_cmp(int_add(user_live_units(c, user, now), units), c.peruser) > 0 then return -1 end
+  local live = int_add(campaign_confirmed_units(c), campaign_held_units(c, now))
+  if int_cmp(int_add(live, units), c.limit) > 0 then return -2 end
   return nil
 end
 
@@ -939,14 +1036,15 @@ local function campaign_reclaims(c, now, stale, budget)
 end
 
 -- The ledger's entries of `plan` on `c` at `now`, in order, each with
--- what is available after it; a release is recorded as `releases`.
+-- what is available after it (units) and, for a claim, its units (a
+-- confirm's: those confirmed); a release is recorded as `releases`.
 local function campaign_records(c, plan, now, releases)
   local records = {}
   if c.ledger == nil then return records end
-  local limit, confirmed, held = c.limit, c.confirmed, tostring(campaign_held(c, now))
+  local limit, confirmed, held = c.limit, campaign_confirmed_units(c), campaign_held_units(c, now)
   for _, change in ipairs(plan) do
     local claim, op = change.claim or {}, nil
-    local expires = claim.held and claim.expires or '-1'
+    local expires, units = claim.held and claim.expires or '-1', claim.units
     if change.op == 'alter' then
       local new = change.settings
       limit = new.limit
@@ -954,14 +1052,15 @@ local function campaign_records(c, plan, now, releases)
         'hold', new.hold, 'available', campaign_available(limit, confirmed, held)}
     elseif change.op == 'put' then
       if claim.held then
-        held, op = int_add(held, '1'), 'reserved'
+        held, op = int_add(held, units), 'reserved'
       else
-        confirmed, op = int_add(confirmed, '1'), 'confirmed'
+        confirmed, op = int_add(confirmed, units), 'confirmed'
       end
     elseif change.op == 'confirm' then
-      held, confirmed, op, expires = int_sub(held, '1'), int_add(confirmed, '1'), 'confirmed', '-1'
+      units = change.units
+      held, confirmed, op, expires = int_sub(held, claim.units), int_add(confirmed, units), 'confirmed', '-1'
     elseif change.op == 'release' then
-      if claim.held then held = int_sub(held, '1') else confirmed = int_sub(confirmed, '1') end
+      if claim.held then held = int_sub(held, units) else confirmed = int_sub(confirmed, units) end
       op = releases
     elseif change.op == 'renew' then
       op, expires = 'renewed', change.expires
@@ -970,17 +1069,18 @@ local function campaign_records(c, plan, now, releases)
     end
     if op then
       records[#records + 1] = {'key', c.key, 'op', op, 'claim', claim.number, 'user', claim.user,
-        'expires_at_ms', expires, 'id', claim.id or '', 'available', campaign_available(limit, confirmed, held)}
+        'expires_at_ms', expires, 'id', claim.id or '', 'available', campaign_available(limit, confirmed, held),
+        'units', units}
     end
   end
   return records
 end
 
--- Keeps the `k` member of `user` in step with its confirmed claims, which
--- went from `before` to `after`.
+-- Keeps the `k` member of `user` in step with its confirmed units, which
+-- went from `before` to `after` (integers).
 local function count_confirmed(c, user, before, after)
-  if before > 0 then redis.call('ZREM', c.key, 'k' .. pad(before) .. user) end
-  if after > 0 then redis.call('ZADD', c.key, 0, 'k' .. pad(after) .. user) end
+  if before ~= '0' then redis.call('ZREM', c.key, 'k' .. pad(before) .. user) end
+  if after ~= '0' then redis.call('ZADD', c.key, 0, 'k' .. pad(after) .. user) end
 end
 
 local function zadd_all(key, members)
@@ -1033,15 +1133,20 @@ end
 local function campaign_apply(c, plan)
   for _, change in ipairs(plan) do
     local claim = change.claim
-    local before = (claim == nil or claim.held) and 0 or user_confirmed(c, claim.user)
+    -- The user's confirmed units before a change of its confirmed ones.
+    local before = (claim and (change.op == 'confirm' or not claim.held)) and user_confirmed_units(c, claim.user)
     if change.op == 'alter' then
       for name, value in pairs(change.settings) do c[name] = value end
     elseif change.op == 'put' then
       zadd_all(c.key, claim_members(claim))
       c.made = claim.number
-      if not claim.held then
+      local extra = int_sub(claim.units, '1')
+      if claim.held then
+        add_extras(c, claim.user, '0', extra)
+      else
         c.confirmed = int_add(c.confirmed, '1')
-        count_confirmed(c, claim.user, before, before + 1)
+        add_extras(c, claim.user, extra, '0')
+        count_confirmed(c, claim.user, before, int_add(before, claim.units))
       end
     else
       redis.call('ZREM', c.key, unpack(claim_members(claim)))
@@ -1049,15 +1154,19 @@ local function campaign_apply(c, plan)
         claim.expires = change.expires
         zadd_all(c.key, claim_members(claim))
       elseif change.op == 'confirm' then
-        claim.held = false
-        before = user_confirmed(c, claim.user)
+        add_extras(c, claim.user, int_sub(change.units, '1'), int_sub('1', claim.units))
+        claim.held, claim.units = false, change.units
         zadd_all(c.key, claim_members(claim))
         c.confirmed = int_add(c.confirmed, '1')
-        count_confirmed(c, claim.user, before, before + 1)
+        count_confirmed(c, claim.user, before, int_add(before, claim.units))
       else
-        if not claim.held then
+        local extra = int_sub('1', claim.units)
+        if claim.held then
+          add_extras(c, claim.user, '0', extra)
+        else
           c.confirmed = int_sub(c.confirmed, '1')
-          count_confirmed(c, claim.user, before, before - 1)
+          add_extras(c, claim.user, extra, '0')
+          count_confirmed(c, claim.user, before, int_sub(before, claim.units))
         end
         local total = change.op == 'release' and 'released' or 'expired'
         c[total] = int_add(c[total], '1')
@@ -1107,39 +1216,48 @@ end
 -- then the user's places, then the limit. Returns the reply ([claim,
 -- expires_at_ms], [-1, 0] or [-2, 0]) and the plan (empty when nothing
 -- changes), or an error reply last.
-local function campaign_reserve(c, user, id, hold_until, now)
+local function campaign_reserve(c, user, id, hold_until, now, units)
   local stale = id and campaign_id_owner(c, id)
   if stale and claim_live(stale, now) then
     if stale.user ~= user then return nil, nil, err('ERR id is held by a live claim of another user') end
+    -- A confirm may keep fewer units: a confirmed claim is repeated.
+    if stale.held and stale.units ~= units then return nil, nil, err('ERR id was reserved with another qty') end
     return {reply_int(stale.number), stale.held and reply_int(stale.expires) or -1}, {}
   end
-  local full = campaign_room(c, user, now)
+  local full = campaign_room(c, user, now, units)
   if full then return {full, 0}, {} end
   local number, e = campaign_next_claim(c)
   if e then return nil, nil, e end
   local plan = campaign_reclaims(c, now, stale)
-  plan[#plan + 1] = {op = 'put', claim = {number = number, held = true, expires = hold_until, user = user, id = id}}
+  plan[#plan + 1] = {op = 'put', claim = {number = number, held = true, expires = hold_until, units = units,
+    user = user, id = id}}
   return {reply_int(number), reply_int(hold_until)}, plan
 end
 
--- RESERVE's options (HOLD, ID, LEDGER, whose stream is KEYS[key_from])
--- from ARGV[from] on, for `command`: the hold's end (nil: the default),
--- the request id, the stream, or an error reply last.
-local function reserve_options(from, key_from, now, command)
-  local hold_until, id, stream
-  local e = walk_options(from, {'HOLD', 'ID', 'LEDGER'}, {LEDGER = true}, key_from, function(name, value)
+-- The value of one option, checked as the module checks it: HOLD (its
+-- end from `now`), ID, QTY (units); nil and an error reply when refused.
+local function reserve_value(name, value, now, command)
+  if name == 'HOLD' then return seconds_from(value, 'hold', now, command) end
+  if name == 'QTY' then return positive_arg(value, 'qty') end
+  if value == '' then return nil, err('ERR id must not be empty') end
+  return value
+end
+
+-- RESERVE's options (HOLD, ID, QTY, LEDGER, whose stream is KEYS[2])
+-- from ARGV[2] on: the hold's end (nil: the default), the request id,
+-- the units ('1' by default), the stream, or an error reply last.
+local function reserve_options(now)
+  local got = {QTY = '1'}
+  local e = walk_options(2, {'HOLD', 'ID', 'QTY', 'LEDGER'}, {LEDGER = true}, 2, function(name, value)
     local bad
-    if name == 'HOLD' then
-      hold_until, bad = seconds_from(value, 'hold', now, command)
-    elseif name == 'ID' then
-      if value == '' then return err('ERR id must not be empty') end
-      id = value
+    if name == 'LEDGER' then
+      got.LEDGER = value
     else
-      stream = value
+      got[name], bad = reserve_value(name, value, now, 'coupon.reserve')
     end
     return bad
   end)
-  return hold_until, id, stream, e
+  return got.HOLD, got.ID, got.QTY, got.LEDGER, e
 end
 
 -- The options of a write that takes only `LEDGER stream` (KEYS[2]), from
@@ -1151,21 +1269,22 @@ local function only_ledger(from)
 end
 
 -- COUPON.CONFIRM's, COUPON.RELEASE's and COUPON.RENEW's head, `key claim
--- [HOLD s] [LEDGER stream]` (HOLD only where `hold` is given: it gets the
--- hold's end): the arity, the clock, the claim number, the options, then
+-- [HOLD s | QTY n] [LEDGER stream]` (HOLD or QTY only where `own` names
+-- it, `{name = 'HOLD'}` or `{name = 'QTY'}`: its value, checked, goes to
+-- own.value): the arity, the clock, the claim number, the options, then
 -- the campaign. Returns now, the campaign and its live claim of that
 -- number (nil when none), or an error reply last.
-local function campaign_claim_head(command, hold)
+local function campaign_claim_head(command, own)
   if 1 + #KEYS + #ARGV < 3 then return nil, nil, nil, wrong_arity(command) end
   local now = now_ms()
   local number, e = positive_arg(ARGV[1], 'claim')
   if e then return nil, nil, nil, e end
   local stream
-  if hold then
-    e = walk_options(2, {'HOLD', 'LEDGER'}, {LEDGER = true}, 2, function(name, value)
+  if own then
+    e = walk_options(2, {own.name, 'LEDGER'}, {LEDGER = true}, 2, function(name, value)
       if name == 'LEDGER' then stream = value return nil end
       local bad
-      hold.until_ms, bad = seconds_from(value, 'hold', now, command)
+      own.value, bad = reserve_value(name, value, now, command)
       return bad
     end)
   else

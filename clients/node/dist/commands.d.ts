@@ -67,19 +67,23 @@ export interface Reservation {
 }
 /** COUPON.CONFIRM: confirmed now (1), confirmed before (0), no place for it, released: refund (-2), no live claim with that number (-3). */
 export type Confirmation = "confirmed" | "already" | "over_limit" | "no_claim";
-/** COUPON.INFO: the settings and the totals as of now. */
+/** COUPON.INFO: the settings and the totals as of now (`confirmed`, `held`, `claims`, `expired`, `released` count claims). */
 export interface CampaignInfo {
     limit: number;
     peruser: number;
     hold: number;
     confirmed: number;
     held: number;
-    /** max(0, limit - confirmed - held). */
+    /** max(0, limit - heldUnits - confirmedUnits). */
     available: number;
     /** Claims ever made: confirmed + held + released + expired. */
     claims: number;
     expired: number;
     released: number;
+    /** Units of the live holds. */
+    heldUnits: number;
+    /** Units of the confirmed claims. */
+    confirmedUnits: number;
 }
 /** One live claim of COUPON.CLAIMS. */
 export interface Claim {
@@ -88,6 +92,8 @@ export interface Claim {
     state: "held" | "confirmed";
     expiresAtMs: number;
     requestId: string | null;
+    /** The units it holds (confirmed: those confirmed). */
+    units: number;
 }
 /** COUPON.ISSUE / COUPON.RESERVE: the user already has their places. */
 export declare const ALREADY_WON = -1;
@@ -133,8 +139,14 @@ export interface CreateOptions extends LedgerOptions {
 export interface ReserveOptions extends LedgerOptions {
     /** Seconds; the campaign's default hold when left out. */
     hold?: Int;
-    /** Request id: a retry with the same id repeats the claim. */
+    /** Request id: a retry with the same id (and qty) repeats the claim. */
     id?: Bytes;
+    /** Units the claim holds (default 1). */
+    qty?: Int;
+}
+export interface ConfirmOptions extends LedgerOptions {
+    /** Units of the hold confirmed (default all); the others are free at once. */
+    qty?: Int;
 }
 export interface RenewOptions extends LedgerOptions {
     /** Seconds from now; the campaign's hold when left out. */
@@ -154,6 +166,8 @@ export interface ReclaimOptions extends LedgerOptions {
 export interface ReserveAllOptions extends LedgerOptions {
     hold?: Int;
     id?: Bytes;
+    /** Units in each campaign, one per key in key order (default 1 each). */
+    qty?: readonly Int[];
 }
 /** COUPON.RESERVEALL: one hold in every campaign, or none. */
 export interface Cart {
@@ -222,10 +236,10 @@ export declare const commands: {
      * key exists (else `CampaignExists`).
      */
     create(key: Bytes, limit: Int, opts?: CreateOptions): Spec<boolean>;
-    /** COUPON.RESERVE: hold a place. */
+    /** COUPON.RESERVE: hold a place (`qty` units of it). */
     reserve(key: Bytes, user: Bytes, opts?: ReserveOptions): Spec<Reservation>;
-    /** COUPON.CONFIRM: "confirmed", "already", "over_limit" (released: refund) or "no_claim". */
-    confirm(key: Bytes, claim: Int, opts?: LedgerOptions): Spec<Confirmation>;
+    /** COUPON.CONFIRM (`qty` of the hold's units): "confirmed", "already", "over_limit" (released: refund) or "no_claim". */
+    confirm(key: Bytes, claim: Int, opts?: ConfirmOptions): Spec<Confirmation>;
     /** COUPON.RENEW: a live hold ends `hold` from now; its new expiresAtMs, 0 when confirmed, -3 when there is no live claim. */
     renew(key: Bytes, claim: Int, opts?: RenewOptions): Spec<number>;
     /** COUPON.RELEASE: 1 or 0. */
@@ -236,7 +250,7 @@ export declare const commands: {
     reclaim(key: Bytes, opts?: ReclaimOptions): Spec<number>;
     /** COUPON.RESERVEALL: one hold in each campaign, all or none; routed by the first key. */
     reserveAll(keys: readonly Bytes[], user: Bytes, opts?: ReserveAllOptions): Spec<Cart>;
-    /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released. */
+    /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released, heldUnits, confirmedUnits. */
     campaignInfo(key: Bytes): Spec<CampaignInfo>;
     /** COUPON.CLAIMS: live claims in claim order. */
     claims(key: Bytes, opts?: ClaimsOptions): Spec<Claim[]>;

@@ -159,6 +159,8 @@ function parseCart(reply) {
 }
 /** A flat field/value array (RESP2) or a map (RESP3: object or Map). */
 const INFO_FIELDS = ["limit", "peruser", "hold", "confirmed", "held", "available", "claims", "expired", "released"];
+/** INFO's fields of two words, by their camelCase names. */
+const UNIT_FIELDS = [["heldUnits", "held_units", "held"], ["confirmedUnits", "confirmed_units", "confirmed"]];
 function parseInfo(reply) {
     const info = {};
     if (reply instanceof Map) {
@@ -183,17 +185,25 @@ function parseInfo(reply) {
             throw new TypeError(`redis-guard: COUPON.INFO without ${field}: ${describe(reply)}`);
         fields[field] = info[field];
     }
+    // A module older than units has none: a unit a claim.
+    for (const [name, field, claims] of UNIT_FIELDS)
+        fields[name] = info[field] ?? info[claims];
     return fields;
 }
 function parseClaims(reply) {
     return list(reply).map((entry) => {
-        const [claim, user, state, expiresAtMs, requestId] = list(entry, 5);
+        // A module older than units sends 5 (a unit each).
+        const fields = list(entry);
+        if (fields.length !== 5 && fields.length !== 6)
+            list(entry, 6);
+        const [claim, user, state, expiresAtMs, requestId, units] = fields;
         return {
             claim: num(claim),
             user: str(user),
             state: str(state),
             expiresAtMs: num(expiresAtMs),
             requestId: requestId === null || requestId === undefined ? null : str(requestId),
+            units: units === undefined ? 1 : num(units),
         };
     });
 }
@@ -281,13 +291,13 @@ exports.commands = {
         const call = keyed(["COUPON.CREATE", key, int(limit)], [1], [["PERUSER", opts.peruser], ["HOLD", opts.hold], ["LEDGER", opts.ledger], ["MAXLEN", opts.maxlen]], parseOk);
         return opts.existOk ? { ...call, onError: existing } : call;
     },
-    /** COUPON.RESERVE: hold a place. */
+    /** COUPON.RESERVE: hold a place (`qty` units of it). */
     reserve(key, user, opts = {}) {
-        return keyed(["COUPON.RESERVE", key, user], [1], [["HOLD", opts.hold], ["ID", opts.id], ["LEDGER", opts.ledger]], parseReservation);
+        return keyed(["COUPON.RESERVE", key, user], [1], [["HOLD", opts.hold], ["ID", opts.id], ["QTY", opts.qty], ["LEDGER", opts.ledger]], parseReservation);
     },
-    /** COUPON.CONFIRM: "confirmed", "already", "over_limit" (released: refund) or "no_claim". */
+    /** COUPON.CONFIRM (`qty` of the hold's units): "confirmed", "already", "over_limit" (released: refund) or "no_claim". */
     confirm(key, claim, opts = {}) {
-        return keyed(["COUPON.CONFIRM", key, int(claim)], [1], [["LEDGER", opts.ledger]], parseConfirmation);
+        return keyed(["COUPON.CONFIRM", key, int(claim)], [1], [["QTY", opts.qty], ["LEDGER", opts.ledger]], parseConfirmation);
     },
     /** COUPON.RENEW: a live hold ends `hold` from now; its new expiresAtMs, 0 when confirmed, -3 when there is no live claim. */
     renew(key, claim, opts = {}) {
@@ -307,9 +317,13 @@ exports.commands = {
     },
     /** COUPON.RESERVEALL: one hold in each campaign, all or none; routed by the first key. */
     reserveAll(keys, user, opts = {}) {
-        return keyed(["COUPON.RESERVEALL", String(keys.length), ...keys, user], keys.map((_, i) => 2 + i), [["HOLD", opts.hold], ["ID", opts.id], ["LEDGER", opts.ledger]], parseCart);
+        const head = ["COUPON.RESERVEALL", String(keys.length), ...keys, user];
+        const call = keyed(head, keys.map((_, i) => 2 + i), [["HOLD", opts.hold], ["ID", opts.id]], parseCart);
+        // QTY's values, one per key, then the ledger (a key).
+        const units = opts.qty === undefined ? [] : ["QTY", ...opts.qty.map(int)];
+        return keyed([...call.args, ...units], [...call.keyIndexes], [["LEDGER", opts.ledger]], parseCart);
     },
-    /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released. */
+    /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released, heldUnits, confirmedUnits. */
     campaignInfo(key) {
         return spec(["COUPON.INFO", key], parseInfo, undefined, true);
     },

@@ -78,19 +78,23 @@ export interface Reservation {
 /** COUPON.CONFIRM: confirmed now (1), confirmed before (0), no place for it, released: refund (-2), no live claim with that number (-3). */
 export type Confirmation = "confirmed" | "already" | "over_limit" | "no_claim";
 
-/** COUPON.INFO: the settings and the totals as of now. */
+/** COUPON.INFO: the settings and the totals as of now (`confirmed`, `held`, `claims`, `expired`, `released` count claims). */
 export interface CampaignInfo {
   limit: number;
   peruser: number;
   hold: number;
   confirmed: number;
   held: number;
-  /** max(0, limit - confirmed - held). */
+  /** max(0, limit - heldUnits - confirmedUnits). */
   available: number;
   /** Claims ever made: confirmed + held + released + expired. */
   claims: number;
   expired: number;
   released: number;
+  /** Units of the live holds. */
+  heldUnits: number;
+  /** Units of the confirmed claims. */
+  confirmedUnits: number;
 }
 
 /** One live claim of COUPON.CLAIMS. */
@@ -100,6 +104,8 @@ export interface Claim {
   state: "held" | "confirmed";
   expiresAtMs: number;
   requestId: string | null;
+  /** The units it holds (confirmed: those confirmed). */
+  units: number;
 }
 
 /** COUPON.ISSUE / COUPON.RESERVE: the user already has their places. */
@@ -155,8 +161,15 @@ export interface CreateOptions extends LedgerOptions {
 export interface ReserveOptions extends LedgerOptions {
   /** Seconds; the campaign's default hold when left out. */
   hold?: Int;
-  /** Request id: a retry with the same id repeats the claim. */
+  /** Request id: a retry with the same id (and qty) repeats the claim. */
   id?: Bytes;
+  /** Units the claim holds (default 1). */
+  qty?: Int;
+}
+
+export interface ConfirmOptions extends LedgerOptions {
+  /** Units of the hold confirmed (default all); the others are free at once. */
+  qty?: Int;
 }
 
 export interface RenewOptions extends LedgerOptions {
@@ -180,6 +193,8 @@ export interface ReclaimOptions extends LedgerOptions {
 export interface ReserveAllOptions extends LedgerOptions {
   hold?: Int;
   id?: Bytes;
+  /** Units in each campaign, one per key in key order (default 1 each). */
+  qty?: readonly Int[];
 }
 
 /** COUPON.RESERVEALL: one hold in every campaign, or none. */
@@ -351,6 +366,8 @@ export function parseCart(reply: unknown): Cart {
 
 /** A flat field/value array (RESP2) or a map (RESP3: object or Map). */
 const INFO_FIELDS = ["limit", "peruser", "hold", "confirmed", "held", "available", "claims", "expired", "released"] as const;
+/** INFO's fields of two words, by their camelCase names. */
+const UNIT_FIELDS = [["heldUnits", "held_units", "held"], ["confirmedUnits", "confirmed_units", "confirmed"]] as const;
 
 export function parseInfo(reply: unknown): CampaignInfo {
   const info: Record<string, number> = {};
@@ -369,18 +386,24 @@ export function parseInfo(reply: unknown): CampaignInfo {
     if (info[field] === undefined) throw new TypeError(`redis-guard: COUPON.INFO without ${field}: ${describe(reply)}`);
     fields[field] = info[field];
   }
+  // A module older than units has none: a unit a claim.
+  for (const [name, field, claims] of UNIT_FIELDS) fields[name] = info[field] ?? info[claims];
   return fields;
 }
 
 export function parseClaims(reply: unknown): Claim[] {
   return list(reply).map((entry) => {
-    const [claim, user, state, expiresAtMs, requestId] = list(entry, 5);
+    // A module older than units sends 5 (a unit each).
+    const fields = list(entry);
+    if (fields.length !== 5 && fields.length !== 6) list(entry, 6);
+    const [claim, user, state, expiresAtMs, requestId, units] = fields;
     return {
       claim: num(claim),
       user: str(user),
       state: str(state) as Claim["state"],
       expiresAtMs: num(expiresAtMs),
       requestId: requestId === null || requestId === undefined ? null : str(requestId),
+      units: units === undefined ? 1 : num(units),
     };
   });
 }
@@ -483,13 +506,18 @@ export const commands = {
     );
     return opts.existOk ? { ...call, onError: existing } : call;
   },
-  /** COUPON.RESERVE: hold a place. */
+  /** COUPON.RESERVE: hold a place (`qty` units of it). */
   reserve(key: Bytes, user: Bytes, opts: ReserveOptions = {}): Spec<Reservation> {
-    return keyed(["COUPON.RESERVE", key, user], [1], [["HOLD", opts.hold], ["ID", opts.id], ["LEDGER", opts.ledger]], parseReservation);
+    return keyed(
+      ["COUPON.RESERVE", key, user],
+      [1],
+      [["HOLD", opts.hold], ["ID", opts.id], ["QTY", opts.qty], ["LEDGER", opts.ledger]],
+      parseReservation,
+    );
   },
-  /** COUPON.CONFIRM: "confirmed", "already", "over_limit" (released: refund) or "no_claim". */
-  confirm(key: Bytes, claim: Int, opts: LedgerOptions = {}): Spec<Confirmation> {
-    return keyed(["COUPON.CONFIRM", key, int(claim)], [1], [["LEDGER", opts.ledger]], parseConfirmation);
+  /** COUPON.CONFIRM (`qty` of the hold's units): "confirmed", "already", "over_limit" (released: refund) or "no_claim". */
+  confirm(key: Bytes, claim: Int, opts: ConfirmOptions = {}): Spec<Confirmation> {
+    return keyed(["COUPON.CONFIRM", key, int(claim)], [1], [["QTY", opts.qty], ["LEDGER", opts.ledger]], parseConfirmation);
   },
   /** COUPON.RENEW: a live hold ends `hold` from now; its new expiresAtMs, 0 when confirmed, -3 when there is no live claim. */
   renew(key: Bytes, claim: Int, opts: RenewOptions = {}): Spec<number> {
@@ -514,14 +542,13 @@ export const commands = {
   },
   /** COUPON.RESERVEALL: one hold in each campaign, all or none; routed by the first key. */
   reserveAll(keys: readonly Bytes[], user: Bytes, opts: ReserveAllOptions = {}): Spec<Cart> {
-    return keyed(
-      ["COUPON.RESERVEALL", String(keys.length), ...keys, user],
-      keys.map((_, i) => 2 + i),
-      [["HOLD", opts.hold], ["ID", opts.id], ["LEDGER", opts.ledger]],
-      parseCart,
-    );
+    const head: Bytes[] = ["COUPON.RESERVEALL", String(keys.length), ...keys, user];
+    const call = keyed(head, keys.map((_, i) => 2 + i), [["HOLD", opts.hold], ["ID", opts.id]], parseCart);
+    // QTY's values, one per key, then the ledger (a key).
+    const units: Bytes[] = opts.qty === undefined ? [] : ["QTY", ...opts.qty.map(int)];
+    return keyed([...call.args, ...units], [...call.keyIndexes], [["LEDGER", opts.ledger]], parseCart);
   },
-  /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released. */
+  /** COUPON.INFO: limit, peruser, hold, confirmed, held, available, claims, expired, released, heldUnits, confirmedUnits. */
   campaignInfo(key: Bytes): Spec<CampaignInfo> {
     return spec(["COUPON.INFO", key], parseInfo, undefined, true);
   },

@@ -115,12 +115,16 @@ const expected = {
       ? { reserved: false, reservations: [], refused: reply[0], at: reply[1] }
       : { reserved: true, reservations: reply.flatMap((v, i) => (i % 2 ? [] : [{ claim: v, expiresAtMs: reply[i + 1] }])), refused: 0, at: null },
   info: (reply) => {
-    if (Array.isArray(reply)) return Object.fromEntries(reply.flatMap((v, i) => (i % 2 ? [] : [[String(v), reply[i + 1]]])));
-    if (reply instanceof Map) return Object.fromEntries(reply);
-    return { ...reply };
+    let fields;
+    if (Array.isArray(reply)) fields = Object.fromEntries(reply.flatMap((v, i) => (i % 2 ? [] : [[String(v), reply[i + 1]]])));
+    else if (reply instanceof Map) fields = Object.fromEntries(reply);
+    else fields = { ...reply };
+    // Fields of two words are camelCase.
+    const { held_units: heldUnits, confirmed_units: confirmedUnits, ...rest } = fields;
+    return { ...rest, heldUnits, confirmedUnits };
   },
   claims: (reply) =>
-    reply.map(([claim, user, state, expiresAtMs, requestId]) => ({ claim, user, state, expiresAtMs, requestId: requestId ?? null })),
+    reply.map(([claim, user, state, expiresAtMs, requestId, units]) => ({ claim, user, state, expiresAtMs, requestId: requestId ?? null, units })),
 };
 
 /** Absolute expiry times of two calls a few ms apart: equal to within 2 s. */
@@ -292,7 +296,7 @@ function cases(tag) {
     },
     {
       method: "reserve",
-      setup: (key) => [["COUPON.CREATE", key, 2, "HOLD", 100], withLedger(key, 1)],
+      setup: (key) => [["COUPON.CREATE", key, 2, "HOLD", 100], withLedger(key, 1), ["COUPON.CREATE", `${key}:u`, 6, "PERUSER", 4]],
       steps: [
         { guard: (g, key) => g.reserve(led(key), "u1", { id: "r1", ledger: ledger(key) }), raw: (key) => ["COUPON.RESERVE", led(key), "u1", "ID", "r1", "LEDGER", ledger(key)], parse: expected.reservation },
         { guard: (g, key) => g.reserve(led(key), "u2", { ledger: ledger(key) }), raw: (key) => ["COUPON.RESERVE", led(key), "u2", "LEDGER", ledger(key)], parse: expected.reservation },
@@ -301,13 +305,34 @@ function cases(tag) {
         { guard: (g, key) => g.reserve(key, "u1"), raw: (key) => ["COUPON.RESERVE", key, "u1"], parse: expected.reservation },
         { guard: (g, key) => g.reserve(key, "u2", { hold: 5 }), raw: (key) => ["COUPON.RESERVE", key, "u2", "HOLD", 5], parse: expected.reservation },
         { guard: (g, key) => g.reserve(key, "u3"), raw: (key) => ["COUPON.RESERVE", key, "u3"], parse: expected.reservation },
+        // Units: a campaign of 6, 4 a user (u1's id r2 with 3 units, then
+        // again with 3, with 2, and 2 more units: 5 > 4).
+        { guard: (g, key) => g.reserve(`${key}:u`, "u1", { id: "r2", qty: 3 }), raw: (key) => ["COUPON.RESERVE", `${key}:u`, "u1", "ID", "r2", "QTY", 3], parse: expected.reservation },
+        { guard: (g, key) => g.reserve(`${key}:u`, "u1", { id: "r2", qty: 3 }), raw: (key) => ["COUPON.RESERVE", `${key}:u`, "u1", "ID", "r2", "QTY", 3], parse: expected.reservation },
+        { guard: (g, key) => g.reserve(`${key}:u`, "u1", { qty: 2 }), raw: (key) => ["COUPON.RESERVE", `${key}:u`, "u1", "QTY", 2], parse: expected.reservation },
+        { guard: (g, key) => g.reserve(`${key}:u`, "u2", { qty: 4, hold: 50 }), raw: (key) => ["COUPON.RESERVE", `${key}:u`, "u2", "HOLD", 50, "QTY", 4], parse: expected.reservation },
+        { guard: (g, key) => g.reserve(`${key}:u`, "u2", { qty: 3 }), raw: (key) => ["COUPON.RESERVE", `${key}:u`, "u2", "QTY", 3], parse: expected.reservation },
       ],
     },
     {
       method: "confirm",
-      setup: (key) => [["COUPON.CREATE", key, 2], ["COUPON.RESERVE", key, "u1"], withLedger(key, 2), ["COUPON.RESERVE", led(key), "u1", "LEDGER", ledger(key)]],
+      setup: (key) => [
+        ["COUPON.CREATE", key, 2],
+        ["COUPON.RESERVE", key, "u1"],
+        withLedger(key, 2),
+        ["COUPON.RESERVE", led(key), "u1", "LEDGER", ledger(key)],
+        ["COUPON.CREATE", `${key}:u`, 9, "PERUSER", 9],
+        ["COUPON.RESERVE", `${key}:u`, "u1", "QTY", 4],
+        ["COUPON.RESERVE", `${key}:u`, "u1", "QTY", 2],
+      ],
       steps: [
         ...[1, 1, 7].map((claim) => ({ guard: (g, key) => g.confirm(key, claim), raw: (key) => ["COUPON.CONFIRM", key, claim], parse: expected.confirmation })),
+        // 3 of claim 1's 4 units; then all of claim 2's (2).
+        ...[[1, 3], [1, 3], [2, undefined]].map(([claim, qty]) => ({
+          guard: (g, key) => g.confirm(`${key}:u`, claim, { qty }),
+          raw: (key) => ["COUPON.CONFIRM", `${key}:u`, claim, ...(qty === undefined ? [] : ["QTY", qty])],
+          parse: expected.confirmation,
+        })),
         ...[1, 1, 7].map((claim) => ({
           guard: (g, key) => g.confirm(led(key), claim, { ledger: ledger(key) }),
           raw: (key) => ["COUPON.CONFIRM", led(key), claim, "LEDGER", ledger(key)],
@@ -373,7 +398,7 @@ function cases(tag) {
     {
       method: "reserveAll",
       // Carts of two campaigns (2 places, 1 place), then with a third that keeps a ledger.
-      setup: (key) => [["COUPON.CREATE", key, 2, "HOLD", 30], ["COUPON.CREATE", `${key}:b`, 1, "HOLD", 60], withLedger(key, 3)],
+      setup: (key) => [["COUPON.CREATE", key, 2, "HOLD", 30], ["COUPON.CREATE", `${key}:b`, 1, "HOLD", 60], withLedger(key, 3), ["COUPON.CREATE", `${key}:u`, 5, "PERUSER", 5]],
       steps: [
         ...["u1", "u2", "u1"].map((user) => ({
           guard: (g, key) => g.reserveAll([key, `${key}:b`], user),
@@ -390,16 +415,36 @@ function cases(tag) {
           raw: (key) => ["COUPON.RESERVEALL", 2, led(key), key, "u3", "ID", "cart-1", "LEDGER", ledger(key)],
           parse: expected.cart,
         },
+        // Units per campaign: 2 of the ledger's 3 (1 is held) and 4 of
+        // `:u`'s 5, then 1 more of the ledger's: refused at the 1st.
+        ...[[2, 4], [1, 2]].map(([first, second]) => ({
+          guard: (g, key) => g.reserveAll([led(key), `${key}:u`], "u4", { qty: [first, second], ledger: ledger(key) }),
+          raw: (key) => ["COUPON.RESERVEALL", 2, led(key), `${key}:u`, "u4", "QTY", first, second, "LEDGER", ledger(key)],
+          parse: expected.cart,
+        })),
       ],
     },
     {
       method: "campaignInfo",
-      setup: (key) => [["COUPON.CREATE", key, 5, "PERUSER", 2], ["COUPON.RESERVE", key, "u1"], ["COUPON.ISSUE", key, "u2", 5], ["COUPON.RESERVE", key, "u3"], ["COUPON.RELEASE", key, 3]],
+      setup: (key) => [
+        ["COUPON.CREATE", key, 9, "PERUSER", 4],
+        ["COUPON.RESERVE", key, "u1", "QTY", 3],
+        ["COUPON.ISSUE", key, "u2", 9],
+        ["COUPON.RESERVE", key, "u3"],
+        ["COUPON.RELEASE", key, 3],
+        ["COUPON.RESERVE", key, "u3", "QTY", 4],
+        ["COUPON.CONFIRM", key, 4, "QTY", 2],
+      ],
       steps: [{ guard: (g, key) => g.campaignInfo(key), raw: (key) => ["COUPON.INFO", key], parse: expected.info }],
     },
     {
       method: "claims",
-      setup: (key) => [["COUPON.CREATE", key, 5, "PERUSER", 2], ["COUPON.RESERVE", key, "u1", "ID", "r1"], ["COUPON.ISSUE", key, "u2", 5], ["COUPON.RESERVE", key, "u1"]],
+      setup: (key) => [
+        ["COUPON.CREATE", key, 5, "PERUSER", 3],
+        ["COUPON.RESERVE", key, "u1", "ID", "r1"],
+        ["COUPON.ISSUE", key, "u2", 5],
+        ["COUPON.RESERVE", key, "u1", "QTY", 2],
+      ],
       steps: [
         { guard: (g, key) => g.claims(key), raw: (key) => ["COUPON.CLAIMS", key], parse: expected.claims },
         { guard: (g, key) => g.claims(key, { from: 2, count: 1 }), raw: (key) => ["COUPON.CLAIMS", key, "FROM", 2, "COUNT", 1], parse: expected.claims },
@@ -479,6 +524,34 @@ async function rejection(promise) {
 const kindOf = (text) =>
   text.startsWith("BUSYKEY ") ? CampaignExists : text.startsWith("WRONGTYPE ") ? WrongType : text === "no such campaign" ? NoSuchCampaign : GuardError;
 
+/** QTY's errors (units): the server's text, on either backend, nothing written. */
+async function unitsErrorsAreTheServers(side, tag) {
+  if (!side.runs(["COUPON.CREATE", "COUPON.RESERVE", "COUPON.CONFIRM", "COUPON.RESERVEALL"])) return;
+  const g = side.guard();
+  const k = (name) => `{${tag}}:${name}`;
+  const setup = [["COUPON.CREATE", k("a"), 5, "PERUSER", 5], ["COUPON.CREATE", k("b"), 5], ["COUPON.RESERVE", k("a"), "u", "ID", "r", "QTY", 2]];
+  for (const words of setup) {
+    await side.raw(words);
+    if (side.reference !== side.connection) await side.reference.raw(words);
+  }
+  const calls = [
+    [(g) => g.reserve(k("a"), "u", { qty: 0 }), ["COUPON.RESERVE", k("a"), "u", "QTY", 0], "qty must be a positive integer"],
+    [(g) => g.reserve(k("a"), "u", { id: "r", qty: 3 }), ["COUPON.RESERVE", k("a"), "u", "ID", "r", "QTY", 3], "id was reserved with another qty"],
+    [(g) => g.confirm(k("a"), 1, { qty: 3 }), ["COUPON.CONFIRM", k("a"), 1, "QTY", 3], "qty is above the claim's units"],
+    [(g) => g.reserveAll([k("a"), k("b")], "u", { qty: [1] }), ["COUPON.RESERVEALL", 2, k("a"), k("b"), "u", "QTY", 1], "qty needs 2 values, one per key"],
+    [(g) => g.reserveAll([k("a"), k("b")], "u", { qty: [1, 2, 3] }), ["COUPON.RESERVEALL", 2, k("a"), k("b"), "u", "QTY", 1, 2, 3], "qty needs 2 values, one per key"],
+  ];
+  for (const [call, words, text] of calls) {
+    const mine = await rejection(call(g));
+    const theirs = await rejection(side.reference.raw(words));
+    assert.equal(mine.message, text, words.join(" "));
+    assert.equal(theirs.message.replace(/^ERR /, ""), text, words.join(" "));
+    assert.ok(mine instanceof GuardError, words.join(" "));
+  }
+  const info = await g.campaignInfo(k("a"));
+  assert.deepEqual([info.held, info.heldUnits, info.confirmed, info.confirmedUnits], [1, 2, 0, 0]);
+}
+
 async function errorsAreTheClients(side, tag) {
   const g = side.guard();
   for (const connection of new Set([side.connection, side.reference])) await connection.raw(["SET", `{${tag}}:string`, "x"]);
@@ -519,7 +592,7 @@ async function rawCommandsShareTheTransaction(side, tag) {
   assert.deepEqual([results[0], String(results[1]), results[2]], ["confirmed", "OK", "no_claim"]);
   assert.equal(String(await side.connection.raw(["GET", `{${tag}}:order`])), "paid");
   const info = await g.campaignInfo(campaign);
-  assert.deepEqual(Object.keys(info), ["limit", "peruser", "hold", "confirmed", "held", "available", "claims", "expired", "released"]);
+  assert.deepEqual(Object.keys(info), ["limit", "peruser", "hold", "confirmed", "held", "available", "claims", "expired", "released", "heldUnits", "confirmedUnits"]);
 }
 
 /**
@@ -588,6 +661,8 @@ async function optionsLeftOutAreNotSent(side, tag) {
     [() => g.reserve(k("camp"), "u"), ["COUPON.RESERVE", k("camp"), "u"]],
     [() => g.reserve(k("camp"), "v", { id: "r" }), ["COUPON.RESERVE", k("camp"), "v", "ID", "r"]],
     [() => g.confirm(k("camp"), 1), ["COUPON.CONFIRM", k("camp"), "1"]],
+    [() => g.reserve(k("camp"), "w", { qty: 2, id: "r3" }), ["COUPON.RESERVE", k("camp"), "w", "ID", "r3", "QTY", "2"]],
+    [() => g.confirm(k("camp"), 3, { qty: 1 }), ["COUPON.CONFIRM", k("camp"), "3", "QTY", "1"]],
     [() => g.release(k("camp"), 1), ["COUPON.RELEASE", k("camp"), "1"]],
     [() => g.renew(k("camp"), 2, { hold: 9 }), ["COUPON.RENEW", k("camp"), "2", "HOLD", "9"]],
     [() => g.create(k("c3"), 3, { ledger: k("l"), maxlen: 9 }), ["COUPON.CREATE", k("c3"), "3", "LEDGER", k("l"), "MAXLEN", "9"]],
@@ -602,6 +677,10 @@ async function optionsLeftOutAreNotSent(side, tag) {
     [() => g.reclaim(k("c3"), { count: 3, ledger: k("l") }), ["COUPON.RECLAIM", k("c3"), "COUNT", "3", "LEDGER", k("l")]],
     [() => g.reserveAll([k("camp"), k("c1")], "x"), ["COUPON.RESERVEALL", "2", k("camp"), k("c1"), "x"]],
     [() => g.reserveAll([k("camp")], "y", { hold: 9, id: "r2" }), ["COUPON.RESERVEALL", "1", k("camp"), "y", "HOLD", "9", "ID", "r2"]],
+    [
+      () => g.reserveAll([k("camp"), k("c3")], "z", { qty: [2, 1], ledger: k("l") }),
+      ["COUPON.RESERVEALL", "2", k("camp"), k("c3"), "z", "QTY", "2", "1", "LEDGER", k("l")],
+    ],
     [() => g.campaignInfo(k("camp")), ["COUPON.INFO", k("camp")]],
     [() => g.claims(k("camp")), ["COUPON.CLAIMS", k("camp")]],
     [() => g.claims(k("camp"), { count: 5 }), ["COUPON.CLAIMS", k("camp"), "COUNT", "5"]],
@@ -723,6 +802,7 @@ describe(`${library} ${version} standalone`, () => {
         it("every method resolves the raw reply it parses", () => resultsEqualRaw(side, tag));
         it("errors reject with the library's own error and the server's text", () => errorsAreTheClients(side, tag));
         it("options left out are not sent", () => optionsLeftOutAreNotSent(side, tag));
+        it("QTY's errors are the server's", () => unitsErrorsAreTheServers(side, `${tag}:units`));
         it("the application's own commands share a transaction; CONFIRM answers by name", () => rawCommandsShareTheTransaction(side, `${tag}:raw`));
         it("an application's unknown command keeps an auto guard on the module", () => anApplicationsUnknownCommandKeepsTheModule(side, `${tag}:unknown`));
         it("withLease holds a slot while the work runs, renews it and releases it, also on a throw", async () => {

@@ -270,20 +270,27 @@ def reserve(
     *,
     hold: Optional[Seconds] = None,
     request_id: Optional[EncodableT] = None,
+    qty: Optional[int] = None,
     ledger: Optional[EncodableT] = None,
 ) -> Call[Reservation]:
-    """COUPON.RESERVE: hold a place for ``user``; safe to retry with the
-    same ``request_id``."""
+    """COUPON.RESERVE: hold ``qty`` units (server default 1: a place) for
+    ``user``; safe to retry with the same ``request_id`` (and ``qty``)."""
     return _call(
         results.reservation, key, "COUPON.RESERVE", _Key(key), user,
-        *_option("HOLD", hold), *_option("ID", request_id), *_key_option("LEDGER", ledger),
+        *_option("HOLD", hold), *_option("ID", request_id), *_option("QTY", qty), *_key_option("LEDGER", ledger),
     )
 
 
-def confirm(key: EncodableT, claim: int, *, ledger: Optional[EncodableT] = None) -> Call[Confirm]:
-    """COUPON.CONFIRM: ``Confirm.CONFIRMED`` (1), ``ALREADY`` (0),
-    ``OVER_LIMIT`` (-2: no place, released) or ``NO_CLAIM`` (-3)."""
-    return _call(results.confirm, key, "COUPON.CONFIRM", _Key(key), claim, *_key_option("LEDGER", ledger))
+def confirm(
+    key: EncodableT, claim: int, *, qty: Optional[int] = None, ledger: Optional[EncodableT] = None,
+) -> Call[Confirm]:
+    """COUPON.CONFIRM: ``qty`` of the hold's units confirmed (all by
+    default), the others free at once: ``Confirm.CONFIRMED`` (1),
+    ``ALREADY`` (0), ``OVER_LIMIT`` (-2: no place, released) or
+    ``NO_CLAIM`` (-3)."""
+    return _call(
+        results.confirm, key, "COUPON.CONFIRM", _Key(key), claim, *_option("QTY", qty), *_key_option("LEDGER", ledger),
+    )
 
 
 def release(key: EncodableT, claim: int, *, ledger: Optional[EncodableT] = None) -> Call[int]:
@@ -334,18 +341,23 @@ def reserve_all(
     *,
     hold: Optional[Seconds] = None,
     request_id: Optional[EncodableT] = None,
+    qty: Optional[Sequence[int]] = None,
     ledger: Optional[EncodableT] = None,
 ) -> Call[Cart]:
     """COUPON.RESERVEALL: one hold for ``user`` in every campaign of
-    ``keys``, all or none (a cart); routed by the first key. In a cluster
-    the keys (and the ledger) must share one hash tag."""
+    ``keys``, all or none (a cart), of ``qty[i]`` units in the i-th
+    (one value per key; 1 each by default); routed by the first key. In a
+    cluster the keys (and the ledger) must share one hash tag."""
     if isinstance(keys, (str, bytes)):
         # A string is a sequence too: "ab" would send keys a and b.
         raise TypeError("keys: a sequence of keys, not a string")
+    if isinstance(qty, (str, bytes, int)):
+        raise TypeError("qty: a sequence of ints, one per key")
     keys = list(keys)
+    units: List[Word] = [] if qty is None else ["QTY", *qty]
     return _call(
         results.cart, keys[0] if keys else None, "COUPON.RESERVEALL", len(keys), *map(_Key, keys), user,
-        *_option("HOLD", hold), *_option("ID", request_id), *_key_option("LEDGER", ledger),
+        *_option("HOLD", hold), *_option("ID", request_id), *units, *_key_option("LEDGER", ledger),
     )
 
 

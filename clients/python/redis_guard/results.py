@@ -70,13 +70,15 @@ class Cart(NamedTuple):
 
 
 class Claim(NamedTuple):
-    """One live claim of COUPON.CLAIMS."""
+    """One live claim of COUPON.CLAIMS; ``units`` it holds (a confirmed
+    claim: those confirmed)."""
 
     claim: int
     user: EncodableT
     state: str
     expires_at_ms: int
     request_id: Optional[EncodableT]
+    units: int = 1
 
 
 class Confirm(IntEnum):
@@ -99,10 +101,12 @@ class Confirm(IntEnum):
 
 @dataclass(frozen=True)
 class CampaignInfo:
-    """COUPON.INFO: the settings and the totals as of now. ``claims =
-    confirmed + held + released + expired``; ``available = max(0, limit
-    - confirmed - held)``. ``info["available"]`` reads a field by name,
-    as the dict this used to be."""
+    """COUPON.INFO: the settings and the totals as of now. ``confirmed``,
+    ``held``, ``claims``, ``expired`` and ``released`` count claims
+    (``claims = confirmed + held + released + expired``); ``held_units``
+    and ``confirmed_units`` count their units, and ``available = max(0,
+    limit - held_units - confirmed_units)``. ``info["available"]`` reads
+    a field by name, as the dict this used to be."""
 
     limit: int
     peruser: int
@@ -113,6 +117,8 @@ class CampaignInfo:
     claims: int
     expired: int
     released: int
+    held_units: int
+    confirmed_units: int
 
     def __getitem__(self, field: str) -> int:
         if field not in _INFO_FIELDS:
@@ -180,13 +186,18 @@ def confirm(reply: Any) -> Confirm:
 
 def campaign_info(reply: Any) -> CampaignInfo:
     pairs = reply.items() if isinstance(reply, dict) else zip(reply[::2], reply[1::2])
-    # A field a newer module adds is left out.
+    # A field a newer module adds is left out; one without units (a module
+    # older than units) has a unit a claim.
     values = {text(field): int(value) for field, value in pairs}
+    values.setdefault("held_units", values["held"])
+    values.setdefault("confirmed_units", values["confirmed"])
     return CampaignInfo(**{name: values[name] for name in _INFO_FIELDS})
 
 
 def claims(reply: Any) -> List[Claim]:
+    # [claim, user, state, expires_at_ms, request-id, units] (without units
+    # from a module older than units: 1 each).
     return [
-        Claim(int(claim), user, text(state), int(expires_at_ms), request_id)
-        for claim, user, state, expires_at_ms, request_id in reply
+        Claim(int(entry[0]), entry[1], text(entry[2]), int(entry[3]), entry[4], int(entry[5]) if len(entry) > 5 else 1)
+        for entry in reply
     ]

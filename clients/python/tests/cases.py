@@ -174,6 +174,23 @@ CASES: List[Case] = [
     Case("confirm", ("K", 1), {}, ("COUPON.CONFIRM", "K", "1"), 1,
          setup=[CREATE, ("COUPON.RESERVE", "K", "u1")]),
     Case("confirm", ("K", 7), {}, ("COUPON.CONFIRM", "K", "7"), -3, setup=[CREATE]),
+    # Units: 2 of u1's PERUSER 2 held for 30 s; a retry with its id repeats
+    # it; 3 of a claim's 4 confirmed, the 4th free at once.
+    Case("reserve", ("K", "u1"), {"qty": 2, "request_id": "r-2"}, ("COUPON.RESERVE", "K", "u1", "ID", "r-2", "QTY", "2"),
+         reservation(1, 30), setup=[CREATE]),
+    Case("reserve", ("K", "u1"), {"qty": 2, "request_id": "r-2"}, ("COUPON.RESERVE", "K", "u1", "ID", "r-2", "QTY", "2"),
+         reservation(1, 30), setup=[CREATE, ("COUPON.RESERVE", "K", "u1", "ID", "r-2", "qty", "2")]),
+    # 2 of u1's and 2 more: past PERUSER 2.
+    Case("reserve", ("K", "u1"), {"qty": 1}, ("COUPON.RESERVE", "K", "u1", "QTY", "1"), Reservation(ALREADY_WON, 0),
+         setup=[CREATE, ("COUPON.RESERVE", "K", "u1", "QTY", "2")]),
+    # 3 of 5 taken: 3 more do not fit.
+    Case("reserve", ("K", "u3"), {"qty": 3}, ("COUPON.RESERVE", "K", "u3", "QTY", "3"), Reservation(SOLD_OUT, 0),
+         setup=[("COUPON.CREATE", "K", "5", "PERUSER", "3"), ("COUPON.RESERVE", "K", "u1", "QTY", "3")]),
+    Case("confirm", ("K", 1), {"qty": 3}, ("COUPON.CONFIRM", "K", "1", "QTY", "3"), 1,
+         setup=[("COUPON.CREATE", "K", "5", "PERUSER", "4"), ("COUPON.RESERVE", "K", "u1", "QTY", "4")]),
+    Case("confirm", ("K", 1), {"qty": 3, "ledger": "K2"}, ("COUPON.CONFIRM", "K", "1", "QTY", "3", "LEDGER", "K2"), 1,
+         setup=[("COUPON.CREATE", "K", "5", "PERUSER", "4", "LEDGER", "K2"),
+                ("COUPON.RESERVE", "K", "u1", "QTY", "4", "LEDGER", "K2")]),
     Case("release", ("K", 1), {}, ("COUPON.RELEASE", "K", "1"), 1, setup=[CREATE, ("COUPON.RESERVE", "K", "u1")]),
     # The ledger: every write of a campaign that keeps one names it.
     Case("create", ("K", 5), {"peruser": 2, "hold": 30, "ledger": "K2", "maxlen": 1000},
@@ -224,6 +241,14 @@ CASES: List[Case] = [
          Cart(False, [], ALREADY_WON, 1),
          setup=[("COUPON.CREATE", "K", "1"), ("COUPON.ISSUE", "K", "u2", "1"), ("COUPON.CREATE", "K2", "3"),
                 ("COUPON.RESERVE", "K2", "u1")]),
+    # Units per campaign, in key order: 2 hats and 1 scarf; then 4 more
+    # hats do not fit (5 of 5 would be 6).
+    Case("reserve_all", (["K", "K2"], "u1"), {"qty": [2, 1]}, ("COUPON.RESERVEALL", "2", "K", "K2", "u1", "QTY", "2", "1"),
+         cart((1, 30), (1, 30)), setup=[("COUPON.CREATE", "K", "5", "PERUSER", "5", "HOLD", "30"), ("COUPON.CREATE", "K2", "3")]),
+    Case("reserve_all", (["K", "K2"], "u1"), {"qty": [4, 1], "ledger": "K2:ledger"},
+         ("COUPON.RESERVEALL", "2", "K", "K2", "u1", "QTY", "4", "1", "LEDGER", "K2:ledger"), Cart(False, [], SOLD_OUT, 1),
+         setup=[("COUPON.CREATE", "K", "5", "PERUSER", "5", "LEDGER", "K2:ledger"), ("COUPON.CREATE", "K2", "3"),
+                ("COUPON.RESERVE", "K", "u2", "QTY", "2", "LEDGER", "K2:ledger")]),
     # One ledger for both campaigns (K keeps it, K2 keeps none); the hold
     # is the smaller default (30 s, 600 s).
     Case("reserve_all", (["K", "K2"], "u1"), {"ledger": "K2:ledger"},
@@ -231,8 +256,15 @@ CASES: List[Case] = [
          setup=[("COUPON.CREATE", "K", "5", "HOLD", "30", "LEDGER", "K2:ledger"), ("COUPON.CREATE", "K2", "5")]),
     Case("campaign_info", ("K",), {}, ("COUPON.INFO", "K"),
          CampaignInfo(limit=5, peruser=2, hold=30, confirmed=1, held=1, available=3, claims=2,
-                      expired=0, released=0),
+                      expired=0, released=0, held_units=1, confirmed_units=1),
          setup=[CREATE, ("COUPON.RESERVE", "K", "u1"), ("COUPON.ISSUE", "K", "u2", "5")]),
+    # Claims count claims; held_units and confirmed_units their units:
+    # u1 holds 2, u2 confirmed 2 of 3 (1 free again).
+    Case("campaign_info", ("K",), {}, ("COUPON.INFO", "K"),
+         CampaignInfo(limit=9, peruser=3, hold=600, confirmed=1, held=1, available=5, claims=2,
+                      expired=0, released=0, held_units=2, confirmed_units=2),
+         setup=[("COUPON.CREATE", "K", "9", "PERUSER", "3"), ("COUPON.RESERVE", "K", "u1", "QTY", "2"),
+                ("COUPON.RESERVE", "K", "u2", "QTY", "3"), ("COUPON.CONFIRM", "K", "2", "QTY", "2")]),
     Case("claims", ("K",), {}, ("COUPON.CLAIMS", "K"),
          lambda result: result[1] == Claim(2, "u2", "confirmed", -1, None)
          and result[0][:3] == (1, "u1", "held") and expires_in(30)(result[0].expires_at_ms)
@@ -242,6 +274,9 @@ CASES: List[Case] = [
          [Claim(2, "u2", "confirmed", -1, None)],
          setup=[CREATE, ("COUPON.ISSUE", "K", "u1", "5"), ("COUPON.ISSUE", "K", "u2", "5"),
                 ("COUPON.ISSUE", "K", "u3", "5")]),
+    Case("claims", ("K",), {}, ("COUPON.CLAIMS", "K"), [Claim(1, "u1", "confirmed", -1, "r", 3)],
+         setup=[("COUPON.CREATE", "K", "5", "PERUSER", "4"), ("COUPON.RESERVE", "K", "u1", "ID", "r", "QTY", "4"),
+                ("COUPON.CONFIRM", "K", "1", "QTY", "3")]),
 ]
 
 #: A bad call of every method, and the raw words that give the same error.
@@ -283,6 +318,10 @@ ERRORS: List[Tuple[str, Tuple[Any, ...], Dict[str, Any], Words]] = [
     ("reserve_all", (["K", "K"], "u"), {}, ("COUPON.RESERVEALL", "2", "K", "K", "u")),
     ("reserve_all", (["K", "K2"], "u"), {"hold": 0}, ("COUPON.RESERVEALL", "2", "K", "K2", "u", "HOLD", "0")),
     ("reserve_all", (["K", "K2"], "u"), {}, ("COUPON.RESERVEALL", "2", "K", "K2", "u")),
+    ("reserve", ("K", "u1"), {"qty": 0}, ("COUPON.RESERVE", "K", "u1", "QTY", "0")),
+    ("confirm", ("K", 1), {"qty": -1}, ("COUPON.CONFIRM", "K", "1", "QTY", "-1")),
+    ("reserve_all", (["K", "K2"], "u"), {"qty": [1]}, ("COUPON.RESERVEALL", "2", "K", "K2", "u", "QTY", "1")),
+    ("reserve_all", (["K", "K2"], "u"), {"qty": [1, 2, 3]}, ("COUPON.RESERVEALL", "2", "K", "K2", "u", "QTY", "1", "2", "3")),
     ("campaign_info", ("K",), {}, ("COUPON.INFO", "K")),
     ("claims", ("K",), {"count": 0}, ("COUPON.CLAIMS", "K", "COUNT", "0")),
 ]
