@@ -1,6 +1,6 @@
 //! Random calls to the campaign's rules over a moving clock: every effect
 //! a decision makes applies (on the primary, on a replica after its wire
-//! format), and the counts hold after every call: live claims within
+//! format), and the counts hold after every call: live units within
 //! `limit`, a user's within `PERUSER`, every claim made accounted for.
 #![no_main]
 
@@ -43,17 +43,22 @@ fuzz_target!(|data: &[u8]| {
         let (kind, arg) = (op[0], op.get(1).copied().unwrap_or(0));
         let user = USERS[usize::from(arg) % USERS.len()];
         let claim = u64::from(arg % 16) + 1;
+        // 1 to 3 units: the bits not used for the user or claim.
+        let units = u64::from((arg >> 5) % 3) + 1;
         match kind % 7 {
             0 | 1 => {
                 let id = (arg & 0x80 != 0).then(|| IDS[usize::from(arg >> 4) % IDS.len()]);
                 let until = now + i64::from(arg % 4) * 1_000;
-                if let Ok(plan) = rules::reserve(&primary, user, id, until, now) {
+                if let Ok(plan) = rules::reserve(&primary, user, id, units, until, now) {
                     carry_out(&mut primary, &mut replica, &plan);
                 }
             }
             2 => {
-                let plan = rules::confirm(&primary, claim, now);
-                carry_out(&mut primary, &mut replica, &plan);
+                // Odd args keep `units` of the hold (refused when above it).
+                let kept = (arg & 1 == 1).then_some(units);
+                if let Ok(plan) = rules::confirm(&primary, claim, kept, now) {
+                    carry_out(&mut primary, &mut replica, &plan);
+                }
             }
             3 => {
                 let plan = rules::release(&primary, claim, now);
@@ -76,7 +81,7 @@ fuzz_target!(|data: &[u8]| {
         );
         assert!(info.available >= 0, "{info:?}");
         for user in USERS {
-            assert!(primary.user_live(user, now) <= settings.per_user as u64);
+            assert!(primary.user_live(user, now) <= settings.per_user as u128);
         }
     }
     assert_eq!(replica, primary);
