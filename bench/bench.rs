@@ -1963,6 +1963,13 @@ fn campaigns() -> String {
                 .collect(),
         ),
         (
+            "COUPON.RESERVE ... QTY 3",
+            users
+                .iter()
+                .map(|u| cmd(&["COUPON.RESERVE", "cpn:qty", u, "QTY", "3"]))
+                .collect(),
+        ),
+        (
             "COUPON.CONFIRM",
             claims
                 .iter()
@@ -2032,13 +2039,6 @@ fn campaigns() -> String {
                     call.arg(&TWIN_CART).arg(u).arg("3600");
                     call
                 })
-                .collect(),
-        ),
-        (
-            "COUPON.RESERVE ... QTY 3",
-            users
-                .iter()
-                .map(|u| cmd(&["COUPON.RESERVE", "cpn:qty", u, "QTY", "3"]))
                 .collect(),
         ),
     ];
@@ -2134,7 +2134,8 @@ fn campaigns() -> String {
          (`campaign_reserve_ledger.lua`). `COUPON.RESERVEALL, 3 campaigns` holds one place in \
          each of three campaigns per call (a cart; calls/s are carts/s), its twin does the \
          same all or nothing on three twin campaigns (`campaign_reserveall.lua`). `COUPON.RESERVE \
-         ... QTY 3` holds 3 units a call (no twin: it is measured against RESERVE). Every row \
+         ... QTY 3` holds 3 units a call, right after RESERVE's rows (no twin: it is measured \
+         against RESERVE). Every row \
          has its own users (one per call) and limits no call reaches; the last column counts \
          the replies, over all rounds, that were not a success (-1, -2, 0, -3).\n\n\
          | command | calls/s | × SADD | × its Lua twin | refused replies |\n\

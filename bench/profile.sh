@@ -27,6 +27,10 @@ total() { # $1: label, rest: command to load (empty: idle)
   # event and 1000 counters with a TTL for the refunds to work on.
   redis-cli -p "$port" sadd soldout winner >/dev/null
   redis-cli -p "$port" eval "for i = 0, 999 do redis.call('SET', string.format('chk:%012d', i), 1000000000, 'EX', 86400) end" 0 >/dev/null
+  # And two campaigns no call fills, for RESERVE of 1 unit and of 3.
+  for campaign in cpnr cpnq; do
+    redis-cli -p "$port" coupon.create "$campaign" 1000000000000 peruser 1000000000000 >/dev/null
+  done
   if [ $# -gt 0 ]; then
     redis-benchmark -p "$port" -c 10 -n "$N" -P 16 -r 1000 -q "$@" >/dev/null
   fi
@@ -60,5 +64,7 @@ cell|CL.THROTTLE thr:__rand_int__ 100 1 60 1
 throttleall|CL.THROTTLEALL 2 tha:__rand_int__ 100 1 60 thd:__rand_int__ 1000 1 86400
 slidecheck|MON.SLIDECHECK win:__rand_int__ 1 60 1000000000
 distinct|MON.DISTINCT dst:__rand_int__ m:__rand_int__ 86400 1000000000
+reserve|COUPON.RESERVE cpnr user:__rand_int__
+reserveqty|COUPON.RESERVE cpnq user:__rand_int__ QTY 3
 CASES
 )

@@ -15,7 +15,8 @@ use common::*;
 use redis::{Connection, Value};
 
 /// A campaign that has seen everything: held, confirmed, released,
-/// expired (some reclaimed, one not), request ids, several users.
+/// expired (some reclaimed, one not), request ids, several users, claims
+/// of several units and one confirmed with fewer.
 fn history(con: &mut Connection) {
     create(con, "sale", 50, 2, 600);
     for user in 0..20 {
@@ -33,6 +34,16 @@ fn history(con: &mut Connection) {
     }
     release(con, "sale", 4);
     issue(con, "sale", "user-99", 50);
+    // Units: a hold of 2, a hold of 2 confirmed with 1, a refused 3.
+    reserve(con, "sale", "pair", &["QTY", "2", "ID", "pair-1"]);
+    let (kept, _) = reserve(con, "sale", "kept", &["QTY", "2"]);
+    let _: i64 = redis::cmd("COUPON.CONFIRM")
+        .arg("sale")
+        .arg(kept)
+        .arg(&["QTY", "1"])
+        .query(con)
+        .unwrap();
+    assert_eq!(reserve(con, "sale", "many", &["QTY", "3"]), (-1, 0));
     thread::sleep(Duration::from_millis(1_100));
     // Writes after the expiry reclaim some expired holds, not all of them.
     reserve(con, "sale", "late", &[]);

@@ -350,3 +350,22 @@ fn the_npm_pack_tarball_installs_beside_the_current_clients_and_runs() {
          scripts ioredis 1 0 true 1 1\nscripts redis 1 0 true 1 1\n"
     );
 }
+
+/// The package sends each command's script as the tests build it (the
+/// part of the prelude it uses, then its own): the same SHA-1s.
+#[test]
+fn the_package_sends_the_scripts_the_tests_run() {
+    let commands = common::scripts::scripted_commands().join(" ");
+    let printed = run(
+        Command::new("node")
+            .current_dir(package())
+            .arg("-e")
+            .arg(
+                "const { scriptOf } = require('./dist/scripts');\n\
+                 for (const c of process.argv[1].split(' ')) console.log(c, scriptOf(c).sha);",
+            )
+            .arg(&commands),
+        "node -e scriptOf",
+    );
+    common::scripts::assert_sends_the_scripts_built_here("redis-guard (npm)", &printed);
+}

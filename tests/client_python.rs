@@ -311,3 +311,21 @@ fn the_wheel_and_the_sdist_install_beside_the_current_clients_and_run() {
         );
     }
 }
+
+/// The package sends each command's script as the tests build it (the
+/// part of the prelude it uses, then its own): the same SHA-1s.
+#[test]
+fn the_package_sends_the_scripts_the_tests_run() {
+    let commands = common::scripts::scripted_commands().join(" ");
+    let printed = python(
+        &search_path(&[&package()]),
+        &[
+            "-c",
+            "import sys\nfrom redis_guard import scripts\n\
+             for c in sys.argv[1].split(): print(c, scripts.source(c)[1])",
+            &commands,
+        ],
+        &[],
+    );
+    common::scripts::assert_sends_the_scripts_built_here("redis_guard", &printed);
+}

@@ -127,13 +127,83 @@ pub fn script_path(command: &str) -> PathBuf {
     super::tools::repository(&format!("clients/scripts/{}.lua", command.to_lowercase()))
 }
 
-/// The script of `command` as the packages send it: the shared prelude,
-/// then the command's own part.
+/// The script of `command` as the packages send it: the part of the
+/// prelude it uses, then the command's own part.
 pub fn script_source(command: &str) -> String {
     let read = |path: PathBuf| {
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     };
-    read(script_path("prelude")) + &read(script_path(command))
+    let own = read(script_path(command));
+    used_prelude(&read(script_path("prelude")), &own) + &own
+}
+
+/// Every command with a script (clients/scripts/<command>.lua), upper
+/// case.
+pub fn scripted_commands() -> Vec<String> {
+    let folder = super::tools::repository("clients/scripts");
+    let mut commands: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .filter_map(|entry| {
+            let name = entry.unwrap().file_name().into_string().ok()?;
+            let command = name.strip_suffix(".lua")?;
+            (command != "prelude").then(|| command.to_uppercase())
+        })
+        .collect();
+    commands.sort();
+    commands
+}
+
+/// A package's `<COMMAND> <sha>` lines, one per scripted command, are the
+/// SHA-1s of the scripts built here: it sends what the tests run.
+pub fn assert_sends_the_scripts_built_here(package: &str, printed: &str) {
+    let expected: Vec<String> = scripted_commands()
+        .into_iter()
+        .map(|command| {
+            let sha = redis::Script::new(&script_source(&command))
+                .get_hash()
+                .to_string();
+            format!("{command} {sha}")
+        })
+        .collect();
+    let got: Vec<&str> = printed.lines().collect();
+    assert_eq!(got, expected, "{package}'s scripts");
+}
+
+/// The declarations of `prelude` that `script` uses, directly or through
+/// others, in their order: the rule of clients/scripts/README.md, as the
+/// packages apply it (`used_prelude` in redis_guard/scripts.py,
+/// `usedPrelude` in src/scripts.ts; their tests compare the three).
+pub fn used_prelude(prelude: &str, script: &str) -> String {
+    // Top-level declarations start a line with `local `.
+    let mut starts: Vec<usize> = prelude
+        .match_indices("local ")
+        .map(|(at, _)| at)
+        .filter(|&at| at == 0 || prelude.as_bytes()[at - 1] == b'\n')
+        .collect();
+    starts.push(prelude.len());
+    let chunks: Vec<&str> = starts.windows(2).map(|w| &prelude[w[0]..w[1]]).collect();
+    let mut needed = words(script);
+    let mut kept = Vec::new();
+    for chunk in chunks.into_iter().rev() {
+        let declared = chunk["local ".len()..]
+            .trim_start_matches("function ")
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ',' || c == ' '))
+            .next()
+            .unwrap_or_default();
+        if declared.split(',').any(|name| needed.contains(name.trim())) {
+            kept.push(chunk);
+            needed.extend(words(chunk));
+        }
+    }
+    kept.into_iter().rev().collect()
+}
+
+/// The names in `text`, as the packages' `[A-Za-z_]\w*` finds them.
+fn words(text: &str) -> std::collections::HashSet<&str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map(|run| run.trim_start_matches(|c: char| c.is_ascii_digit()))
+        .filter(|word| !word.is_empty())
+        .collect()
 }
 
 /// A reply or an error as text, for comparing the two backends: the

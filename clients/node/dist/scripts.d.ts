@@ -3,6 +3,15 @@ export interface Script {
     readonly source: string;
     readonly sha: string;
 }
+/**
+ * The declarations of `prelude` that `script` uses, directly or through
+ * others, in their order (a local can only name those before it): every
+ * call runs a script's top level, and each function it makes costs (the
+ * whole prelude took a call from 5 to 25 µs). clients/scripts/README.md
+ * says the rule; the tests hold the three copies (here,
+ * redis_guard/scripts.py, tests/common/scripts.rs) to one text.
+ */
+export declare function usedPrelude(prelude: string, script: string): string;
 /** The script of command `name` (e.g. `MON.INCRCHECK`); throws when the package has none. */
 export declare function scriptOf(name: string): Script;
 /** `spec` as `EVALSHA sha numkeys keys... argv...`, routed and parsed as the command is. */

@@ -1,7 +1,7 @@
 /**
  * The scripts backend's side of a call: each command's Lua script
- * (`prelude.lua` then `<command>.lua`, one copy in the repository's
- * clients/scripts), and a
+ * (the part of `prelude.lua` it uses, then `<command>.lua`, one copy in
+ * the repository's clients/scripts), and a
  * described call turned into its `EVALSHA` (KEYS: the command's keys in
  * order; ARGV: its other arguments in order) or its script's `SCRIPT LOAD`.
  */
@@ -31,6 +31,34 @@ const folder = [path.join(packageRoot, "scripts"), path.join(packageRoot, "..", 
 const scripts = new Map<string, Script>();
 let prelude: string | undefined;
 
+/** A top-level declaration of the prelude starts a line with `local`. */
+const DECLARATION = /^local /gm;
+const NAMES = /^local (?:function )?([\w, ]+)/;
+const WORD = /[A-Za-z_]\w*/g;
+
+/**
+ * The declarations of `prelude` that `script` uses, directly or through
+ * others, in their order (a local can only name those before it): every
+ * call runs a script's top level, and each function it makes costs (the
+ * whole prelude took a call from 5 to 25 µs). clients/scripts/README.md
+ * says the rule; the tests hold the three copies (here,
+ * redis_guard/scripts.py, tests/common/scripts.rs) to one text.
+ */
+export function usedPrelude(prelude: string, script: string): string {
+  const starts = [...prelude.matchAll(DECLARATION)].map((m) => m.index ?? 0);
+  const chunks = starts.map((start, i) => prelude.slice(start, starts[i + 1] ?? prelude.length));
+  const needed = new Set(script.match(WORD) ?? []);
+  const kept: string[] = [];
+  for (const chunk of chunks.reverse()) {
+    const names = NAMES.exec(chunk)?.[1].split(",").map((name) => name.trim()) ?? [];
+    if (names.some((name) => needed.has(name))) {
+      kept.push(chunk);
+      for (const word of chunk.match(WORD) ?? []) needed.add(word);
+    }
+  }
+  return kept.reverse().join("");
+}
+
 /** The script of command `name` (e.g. `MON.INCRCHECK`); throws when the package has none. */
 export function scriptOf(name: string): Script {
   const command = name.toLowerCase();
@@ -41,8 +69,9 @@ export function scriptOf(name: string): Script {
       throw new Error(`redis-guard: no script for ${name.toUpperCase()} (looked for ${file ?? `${command}.lua beside the package`})`);
     }
     prelude ??= readFileSync(path.join(folder!, "prelude.lua"), "utf8");
-    // What the server runs: the shared prelude, then the command's own part.
-    const source = prelude + readFileSync(file, "utf8");
+    // What the server runs: the prelude's part it uses, then its own.
+    const own = readFileSync(file, "utf8");
+    const source = usedPrelude(prelude, own) + own;
     script = { source, sha: createHash("sha1").update(source).digest("hex") };
     scripts.set(command, script);
   }
