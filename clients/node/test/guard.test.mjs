@@ -8,6 +8,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -22,14 +23,19 @@ const N = 4;
 
 // ---------------------------------------------------------------- scripts
 
-/** The scripts in the repository (clients/scripts), by command in lower case: the prelude, then the command's file. */
+/**
+ * The scripts in the repository (clients/scripts), by command in lower
+ * case: the part of the prelude the command's file uses (the package's
+ * rule, which tests/client_node.rs holds to the tests' own), then the file.
+ */
 const scriptsFolder = new URL("../../scripts/", import.meta.url);
 const read = (file) => readFileSync(new URL(file, scriptsFolder), "utf8");
+const { usedPrelude } = createRequire(import.meta.url)("../dist/scripts.js");
 const scripts = new Map(
   readdirSync(scriptsFolder)
     .filter((file) => file.endsWith(".lua") && file !== "prelude.lua")
     .map((file) => {
-      const source = read("prelude.lua") + read(file);
+      const source = usedPrelude(read("prelude.lua"), read(file)) + read(file);
       return [file.slice(0, -4), { source, sha: createHash("sha1").update(source).digest("hex") }];
     }),
 );
