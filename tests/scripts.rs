@@ -1565,6 +1565,49 @@ fn every_script_answers_as_the_module_call_by_call() {
     }
 }
 
+/// MON.INCRCHECK's fast path (above the prelude) on counters about 2^53,
+/// where a Lua number stops being the counter, and near the 64-bit edge:
+/// the reply is the counter plus the increment, as the module's, and so
+/// is what is stored.
+#[test]
+fn the_incrcheck_fast_path_answers_the_exact_counter_past_2_53() {
+    let (module_server, plain_server) = (Server::start(), Server::without_module(&[]));
+    let (mut module, mut plain) = (module_server.con(), plain_server.con());
+    let edge = 1_i64 << 53;
+    let starts = [
+        edge - 3,
+        edge - 1,
+        edge,
+        edge + 1,
+        i64::MAX - 4,
+        -edge - 2,
+        -edge,
+    ];
+    for start in starts {
+        for increment in [1_i64, 2] {
+            let expected = start + increment;
+            let call = Call::new("MON.INCRCHECK")
+                .key("big")
+                .arg(increment)
+                .arg(60)
+                .arg(5);
+            for (con, script) in [(&mut module, false), (&mut plain, true)] {
+                let _: () = redis::cmd("SET").arg("big").arg(start).query(con).unwrap();
+                let reply = if script {
+                    call.script(con)
+                } else {
+                    call.module(con)
+                };
+                let reply = as_integers(reply.unwrap());
+                let values = Value::Array(vec![Value::Int(expected), Value::Int(0)]);
+                assert_eq!(reply, values, "{start} + {increment}, script: {script}");
+                let stored: i64 = redis::cmd("GET").arg("big").query(con).unwrap();
+                assert_eq!(stored, expected);
+            }
+        }
+    }
+}
+
 /// The prelude's exact integers against Rust's i128: sums, products,
 /// comparisons and floor divisions of operands drawn around the edges of
 /// the scripts' fast path (15 characters: Lua numbers below 10^15) and of

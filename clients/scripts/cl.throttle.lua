@@ -1,14 +1,13 @@
 -- CL.THROTTLE key max_burst count period [quantity] [BLOCK seconds]
-local command = 'cl.throttle'
-if #ARGV < 3 then return wrong_arity(command) end
 local time = redis.call('TIME')
--- The common call first, in Lua numbers: arguments of at most 15 digits
+-- The common call first, above the prelude (a call that returns here
+-- makes none of its functions), in Lua numbers: arguments of at most 15 digits
 -- (the period of at most 6: at most 10^15 ns), the emission interval,
 -- tolerance and increment below 10^15 ns, and the stored arrival time
 -- less than 10^6 s ahead of now. Times are taken relative to now (ns),
 -- which keeps every value below 2^53, exact; anything else (errors and
 -- BLOCK included) goes the exact way below.
-local fast = #KEYS == 1 and #ARGV <= 4 and #ARGV[3] <= 6 and ARGV[2] ~= '0' and ARGV[3] ~= '0'
+local fast = #KEYS == 1 and #ARGV >= 3 and #ARGV <= 4 and #ARGV[3] <= 6 and ARGV[2] ~= '0' and ARGV[3] ~= '0'
 if fast then
   for i = 1, #ARGV do
     local a = ARGV[i]
@@ -70,6 +69,9 @@ if fast then
   if tolerance > ttl then remaining = div(tolerance - ttl, emission) end
   return {limited, size, remaining, retry, -div(-ttl, 1000000000)}
 end
+-- @prelude
+local command = 'cl.throttle'
+if #ARGV < 3 then return wrong_arity(command) end
 local now = time[1] .. string.format('%06d', tonumber(time[2])) .. '000'
 local limit, e = limit_args(ARGV[1], ARGV[2], ARGV[3])
 if e then return e end

@@ -1,8 +1,9 @@
 -- COUPON.ISSUE key user limit [LEDGER stream]: on a plain set of winners,
 -- or on a campaign (reserve and confirm in one step).
--- The common call first: no LEDGER, a limit of at most 15 digits (a Lua
--- number), a set or nothing at the key (any other type, a campaign's
--- included, goes the general way below, which answers for it).
+-- The common call first, above the prelude (a call that returns here
+-- makes none of its functions): no LEDGER, a limit of at most 15 digits
+-- (a Lua number), a set or nothing at the key (any other type, a
+-- campaign's included, goes the general way below, which answers for it).
 local limit_text = ARGV[2]
 if #KEYS == 1 and #ARGV == 2 and ARGV[1] ~= '' and #limit_text <= 15 and limit_text:find('^[1-9]%d*$') then
   local kind = redis.call('TYPE', KEYS[1])['ok']
@@ -16,6 +17,7 @@ if #KEYS == 1 and #ARGV == 2 and ARGV[1] ~= '' and #limit_text <= 15 and limit_t
     return -2
   end
 end
+-- @prelude
 local command = 'coupon.issue'
 if 1 + #KEYS + #ARGV < 4 then return wrong_arity(command) end
 local user = ARGV[1]

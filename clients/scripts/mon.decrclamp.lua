@@ -1,7 +1,8 @@
 -- MON.DECRCLAMP key amount [ALERT stream [MAXLEN n]]
--- The common call first: no options, the amount and the counter of at
--- most 15 characters, in Lua numbers (another type goes the general way
--- below, which answers for it).
+-- The common call first, above the prelude (a call that returns here
+-- makes none of its functions): no options, the amount and the counter of
+-- at most 15 characters, in Lua numbers (another type goes the general
+-- way below, which answers for it).
 local amount_text = ARGV[1]
 if #KEYS == 1 and #ARGV == 1 and #amount_text <= 15 and amount_text:find('^[1-9]%d*$') then
   local kind = redis.call('TYPE', KEYS[1])['ok']
@@ -16,6 +17,7 @@ if #KEYS == 1 and #ARGV == 1 and #amount_text <= 15 and amount_text:find('^[1-9]
     return value
   end
 end
+-- @prelude
 local command = 'mon.decrclamp'
 if 1 + #KEYS + #ARGV < 3 then return wrong_arity(command) end
 -- A token after amount that is no option name is an argument too many.

@@ -1,10 +1,11 @@
 -- MON.INCRCHECK key increment window threshold [threshold ...] [TZ zone] [ALERT stream [MAXLEN n]]
--- The common call first: no options, the increment and thresholds of at
--- most 15 digits, the window of at most 12 (every sum below 2^53, exact in
--- Lua numbers), the thresholds increasing, a string or nothing at the key.
--- INCRBY reads and writes the counter (it keeps the TTL, and writes
--- nothing where the module refuses: no integer, an overflow; those go the
--- general way below).
+-- The common call first, above the prelude (a call that returns here
+-- makes none of its functions): no options, the increment and thresholds
+-- of at most 15 digits, the window of at most 12 (every sum below 2^53,
+-- exact in Lua numbers), the thresholds increasing, a string or nothing
+-- at the key. INCRBY reads and writes the counter (it keeps the TTL, and
+-- writes nothing where the module refuses: no integer, an overflow; those
+-- go the general way below). The clock is read only for a new window.
 local n = #ARGV
 if #KEYS == 1 and n >= 3 and n <= 34 and #ARGV[2] <= 12 then
   local fast, last = true, 0
@@ -21,15 +22,14 @@ if #KEYS == 1 and n >= 3 and n <= 34 and #ARGV[2] <= 12 then
   -- the server would count in errorstats beside the script's own).
   local kind = fast and redis.call('TYPE', KEYS[1])['ok']
   if kind == 'string' or kind == 'none' then
-    local time = redis.call('TIME')
-    local expires_at = time[1] * 1000 + math.floor(time[2] / 1000) + ARGV[2] * 1000
     local value = redis.pcall('INCRBY', KEYS[1], ARGV[1])
     if type(value) == 'number' then
       local level, reply = 0, value
       if value >= 9007199254740992 or value <= -9007199254740992 then
         -- Past 2^53 the double is not the counter: the exact one goes
-        -- back, beyond every threshold.
-        reply = reply_int(redis.call('GET', KEYS[1]))
+        -- back (a string past 2^53 itself), beyond every threshold.
+        reply = redis.call('GET', KEYS[1])
+        if reply:find('^%-?9007199254740992$') then reply = tonumber(reply) end
       else
         local prev = value - ARGV[1]
         for i = 3, n do
@@ -38,12 +38,15 @@ if #KEYS == 1 and n >= 3 and n <= 34 and #ARGV[2] <= 12 then
         end
       end
       if redis.call('PTTL', KEYS[1]) < 0 then
+        local time = redis.call('TIME')
+        local expires_at = time[1] * 1000 + math.floor(time[2] / 1000) + ARGV[2] * 1000
         redis.call('PEXPIREAT', KEYS[1], string.format('%d', expires_at))
       end
       return {reply, level}
     end
   end
 end
+-- @prelude
 local now, increment, expires_at, e = mon_head('mon.incrcheck', true)
 if e then return e end
 -- A calendar window: its unit, until TZ (or UTC) says where it ends.

@@ -127,14 +127,31 @@ pub fn script_path(command: &str) -> PathBuf {
     super::tools::repository(&format!("clients/scripts/{}.lua", command.to_lowercase()))
 }
 
-/// The script of `command` as the packages send it: the part of the
-/// prelude it uses, then the command's own part.
+/// The script of `command` as the packages send it: its file with the
+/// part of the prelude it uses.
 pub fn script_source(command: &str) -> String {
     let read = |path: PathBuf| {
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     };
-    let own = read(script_path(command));
-    used_prelude(&read(script_path("prelude")), &own) + &own
+    assembled(&read(script_path("prelude")), &read(script_path(command)))
+}
+
+/// The line after which a script's prelude goes; above it, the common
+/// call's fast path, which names nothing of the prelude.
+const MARKER: &str = "-- @prelude\n";
+
+/// What the server runs for `script`: the part of `prelude` it uses, right
+/// after its line `-- @prelude` if it has one (a call that returns above
+/// it makes none of the prelude's functions), else first.
+pub fn assembled(prelude: &str, script: &str) -> String {
+    let used = used_prelude(prelude, script);
+    match script.find(&format!("\n{MARKER}")) {
+        None => used + script,
+        Some(at) => {
+            let (above, below) = script.split_at(at + 1 + MARKER.len());
+            format!("{above}{used}{below}")
+        }
+    }
 }
 
 /// Every command with a script (clients/scripts/<command>.lua), upper
@@ -173,7 +190,7 @@ pub fn assert_sends_the_scripts_built_here(package: &str, printed: &str) {
 /// others, in their order: the rule of clients/scripts/README.md, as the
 /// packages apply it (`used_prelude` in redis_guard/scripts.py,
 /// `usedPrelude` in src/scripts.ts; their tests compare the three).
-pub fn used_prelude(prelude: &str, script: &str) -> String {
+fn used_prelude(prelude: &str, script: &str) -> String {
     // Top-level declarations start a line with `local `.
     let mut starts: Vec<usize> = prelude
         .match_indices("local ")

@@ -12,6 +12,12 @@ export interface Script {
  * redis_guard/scripts.py, tests/common/scripts.rs) to one text.
  */
 export declare function usedPrelude(prelude: string, script: string): string;
+/**
+ * What the server runs for `script`: the part of `prelude` it uses, right
+ * after its line `-- @prelude` if it has one (a call that returns above it
+ * makes none of the prelude's functions), else first.
+ */
+export declare function assembled(prelude: string, script: string): string;
 /** The script of command `name` (e.g. `MON.INCRCHECK`); throws when the package has none. */
 export declare function scriptOf(name: string): Script;
 /** `spec` as `EVALSHA sha numkeys keys... argv...`, routed and parsed as the command is. */

@@ -1,6 +1,7 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.usedPrelude = usedPrelude;
+exports.assembled = assembled;
 exports.scriptOf = scriptOf;
 exports.evalsha = evalsha;
 exports.scriptLoad = scriptLoad;
@@ -56,6 +57,21 @@ function usedPrelude(prelude, script) {
     }
     return kept.reverse().join("");
 }
+/** The line after which a script's prelude goes; above it, the common call's fast path, which names nothing of the prelude. */
+const MARKER = "-- @prelude\n";
+/**
+ * What the server runs for `script`: the part of `prelude` it uses, right
+ * after its line `-- @prelude` if it has one (a call that returns above it
+ * makes none of the prelude's functions), else first.
+ */
+function assembled(prelude, script) {
+    const used = usedPrelude(prelude, script);
+    const at = script.indexOf("\n" + MARKER);
+    if (at < 0)
+        return used + script;
+    const after = at + 1 + MARKER.length;
+    return script.slice(0, after) + used + script.slice(after);
+}
 /** The script of command `name` (e.g. `MON.INCRCHECK`); throws when the package has none. */
 function scriptOf(name) {
     const command = name.toLowerCase();
@@ -66,9 +82,7 @@ function scriptOf(name) {
             throw new Error(`redis-guard: no script for ${name.toUpperCase()} (looked for ${file ?? `${command}.lua beside the package`})`);
         }
         prelude ?? (prelude = (0, node_fs_1.readFileSync)(path.join(folder, "prelude.lua"), "utf8"));
-        // What the server runs: the prelude's part it uses, then its own.
-        const own = (0, node_fs_1.readFileSync)(file, "utf8");
-        const source = usedPrelude(prelude, own) + own;
+        const source = assembled(prelude, (0, node_fs_1.readFileSync)(file, "utf8"));
         script = { source, sha: (0, node_crypto_1.createHash)("sha1").update(source).digest("hex") };
         scripts.set(command, script);
     }

@@ -59,6 +59,22 @@ export function usedPrelude(prelude: string, script: string): string {
   return kept.reverse().join("");
 }
 
+/** The line after which a script's prelude goes; above it, the common call's fast path, which names nothing of the prelude. */
+const MARKER = "-- @prelude\n";
+
+/**
+ * What the server runs for `script`: the part of `prelude` it uses, right
+ * after its line `-- @prelude` if it has one (a call that returns above it
+ * makes none of the prelude's functions), else first.
+ */
+export function assembled(prelude: string, script: string): string {
+  const used = usedPrelude(prelude, script);
+  const at = script.indexOf("\n" + MARKER);
+  if (at < 0) return used + script;
+  const after = at + 1 + MARKER.length;
+  return script.slice(0, after) + used + script.slice(after);
+}
+
 /** The script of command `name` (e.g. `MON.INCRCHECK`); throws when the package has none. */
 export function scriptOf(name: string): Script {
   const command = name.toLowerCase();
@@ -69,9 +85,7 @@ export function scriptOf(name: string): Script {
       throw new Error(`redis-guard: no script for ${name.toUpperCase()} (looked for ${file ?? `${command}.lua beside the package`})`);
     }
     prelude ??= readFileSync(path.join(folder!, "prelude.lua"), "utf8");
-    // What the server runs: the prelude's part it uses, then its own.
-    const own = readFileSync(file, "utf8");
-    const source = usedPrelude(prelude, own) + own;
+    const source = assembled(prelude, readFileSync(file, "utf8"));
     script = { source, sha: createHash("sha1").update(source).digest("hex") };
     scripts.set(command, script);
   }

@@ -25,17 +25,17 @@ const N = 4;
 
 /**
  * The scripts in the repository (clients/scripts), by command in lower
- * case: the part of the prelude the command's file uses (the package's
- * rule, which tests/client_node.rs holds to the tests' own), then the file.
+ * case: the command's file with the part of the prelude it uses (the
+ * package's rule, which tests/client_node.rs holds to the tests' own).
  */
 const scriptsFolder = new URL("../../scripts/", import.meta.url);
 const read = (file) => readFileSync(new URL(file, scriptsFolder), "utf8");
-const { usedPrelude } = createRequire(import.meta.url)("../dist/scripts.js");
+const { assembled } = createRequire(import.meta.url)("../dist/scripts.js");
 const scripts = new Map(
   readdirSync(scriptsFolder)
     .filter((file) => file.endsWith(".lua") && file !== "prelude.lua")
     .map((file) => {
-      const source = usedPrelude(read("prelude.lua"), read(file)) + read(file);
+      const source = assembled(read("prelude.lua"), read(file));
       return [file.slice(0, -4), { source, sha: createHash("sha1").update(source).digest("hex") }];
     }),
 );

@@ -1,8 +1,8 @@
 """The scripts backend: each command as its Lua script, for servers that
 cannot load the module (every managed service).
 
-A command's script is the part of ``prelude.lua`` it uses, then
-``<command>.lua``, from the one copy in the repository
+A command's script is ``<command>.lua`` with the part of ``prelude.lua``
+it uses (see :func:`assembled`), from the one copy in the repository
 (``clients/scripts``), which the wheel and the sdist bundle as
 ``redis_guard/lua``. It takes the command's keys as
 KEYS and its other arguments as ARGV, in order, and answers as the
@@ -54,6 +54,23 @@ def used_prelude(prelude: str, script: str) -> str:
     return "".join(reversed(kept))
 
 
+#: The line after which a script's prelude goes; above it, the common
+#: call's fast path, which names nothing of the prelude.
+MARKER = "-- @prelude\n"
+
+
+def assembled(prelude: str, script: str) -> str:
+    """What the server runs for ``script``: the part of ``prelude`` it
+    uses, right after its line ``-- @prelude`` if it has one (a call that
+    returns above it makes none of the prelude's functions), else first."""
+    used = used_prelude(prelude, script)
+    at = script.find("\n" + MARKER)
+    if at < 0:
+        return used + script
+    at += 1 + len(MARKER)
+    return script[:at] + used + script[at:]
+
+
 @functools.lru_cache(maxsize=None)
 def source(command: str) -> Tuple[str, str]:
     """The script of ``command`` (``MON.INCRCHECK``) and its SHA-1, as
@@ -62,7 +79,7 @@ def source(command: str) -> Tuple[str, str]:
     for folder in _FOLDERS:
         if (folder / name).is_file():
             own = (folder / name).read_text()
-            text = used_prelude((folder / "prelude.lua").read_text(), own) + own
+            text = assembled((folder / "prelude.lua").read_text(), own)
             return text, hashlib.sha1(text.encode()).hexdigest()
     raise LookupError(f"redis-guard: no script for {command}")
 
