@@ -1470,6 +1470,7 @@ fn main() {
 
 const CAMPAIGN_RESERVE_LUA: &str = include_str!("../bench/scripts/campaign_reserve.lua");
 const CAMPAIGN_CONFIRM_LUA: &str = include_str!("../bench/scripts/campaign_confirm.lua");
+const CAMPAIGN_RENEW_LUA: &str = include_str!("../bench/scripts/campaign_renew.lua");
 const CAMPAIGN_ISSUE_LUA: &str = include_str!("../bench/scripts/campaign_issue.lua");
 const CAMPAIGN_RESERVE_LEDGER_LUA: &str =
     include_str!("../bench/scripts/campaign_reserve_ledger.lua");
@@ -1922,9 +1923,10 @@ fn campaigns() -> String {
         sha(CAMPAIGN_CONFIRM_LUA),
         sha(CAMPAIGN_ISSUE_LUA),
     );
-    let (ledger_sha, all_sha) = (
+    let (ledger_sha, all_sha, renew_sha) = (
         sha(CAMPAIGN_RESERVE_LEDGER_LUA),
         sha(CAMPAIGN_RESERVEALL_LUA),
+        sha(CAMPAIGN_RENEW_LUA),
     );
     let users: Vec<String> = (0..CAMPAIGN_CALLS).map(|i| format!("user:{i}")).collect();
     let claims: Vec<String> = (1..=CAMPAIGN_CALLS).map(|i| i.to_string()).collect();
@@ -1967,6 +1969,24 @@ fn campaigns() -> String {
             users
                 .iter()
                 .map(|u| cmd(&["COUPON.RESERVE", "cpn:qty", u, "QTY", "3"]))
+                .collect(),
+        ),
+        (
+            "COUPON.RENEW",
+            claims
+                .iter()
+                .map(|c| cmd(&["COUPON.RENEW", "cpn", c, "HOLD", "3600"]))
+                .collect(),
+        ),
+        (
+            "EVALSHA campaign_renew.lua",
+            claims
+                .iter()
+                .map(|c| {
+                    cmd(&[
+                        "EVALSHA", &renew_sha, "3", TWIN[0], TWIN[1], TWIN[2], c, "3600",
+                    ])
+                })
                 .collect(),
         ),
         (
@@ -2052,6 +2072,11 @@ fn campaigns() -> String {
             Some(2.0),
         ),
         (
+            row("COUPON.RENEW"),
+            row("EVALSHA campaign_renew.lua"),
+            Some(2.0),
+        ),
+        (
             row("COUPON.CONFIRM"),
             row("EVALSHA campaign_confirm.lua"),
             Some(2.0),
@@ -2128,7 +2153,7 @@ fn campaigns() -> String {
          the Lua \
          twins ([`bench/scripts/campaign_*.lua`](scripts)) keep the same \
          state in a hash and a sorted \
-         set. CONFIRM confirms the claims RESERVE just made. `COUPON.RESERVE ... LEDGER` \
+         set. RENEW renews, and then CONFIRM confirms, the holds RESERVE just made. `COUPON.RESERVE ... LEDGER` \
          holds on a campaign with a ledger (one stream entry per hold); its twin makes the same \
          decision on the same plain values and writes the same entry with `XADD` \
          (`campaign_reserve_ledger.lua`). `COUPON.RESERVEALL, 3 campaigns` holds one place in \
