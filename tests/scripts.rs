@@ -1724,3 +1724,91 @@ fn a_day_ends_where_a_change_takes_the_clock_back_past_midnight() {
     let expiry: i64 = redis::cmd("PEXPIRETIME").arg("q").query(&mut con).unwrap();
     assert_eq!(expiry, change * 1000);
 }
+
+/// A script must make the server count no error the module's call would
+/// not (INFO stats `total_error_replies`, INFO errorstats): the fast paths'
+/// failed `redis.pcall`s (MON.INCRCHECK's INCRBY on a non-integer or at
+/// the 64-bit edge, CL.THROTTLE's GET on another type) are counted beside
+/// the script's own error reply.
+#[test]
+fn a_script_counts_the_errors_the_module_counts() {
+    let (module_server, plain_server) = (Server::start(), Server::without_module(&[]));
+    let (mut module, mut plain) = (module_server.con(), plain_server.con());
+    let errors = |con: &mut redis::Connection| -> String {
+        let info: String = redis::cmd("INFO").arg("errorstats").query(con).unwrap();
+        let stats: String = redis::cmd("INFO").arg("stats").query(con).unwrap();
+        let total = stats
+            .lines()
+            .find(|l| l.starts_with("total_error_replies"))
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        let mut lines: Vec<&str> = info
+            .lines()
+            .filter(|l| l.starts_with("errorstat_"))
+            .collect();
+        lines.sort();
+        format!("{total} {}", lines.join(" "))
+    };
+    let cases: [(&str, &[&str], Call); 4] = [
+        (
+            "abc",
+            &["SET", "k", "abc"],
+            Call::new("MON.INCRCHECK").key("k").arg(1).arg(60).arg(5),
+        ),
+        (
+            "max",
+            &["SET", "k", "9223372036854775807"],
+            Call::new("MON.INCRCHECK").key("k").arg(1).arg(60).arg(5),
+        ),
+        (
+            "list",
+            &["RPUSH", "k", "1"],
+            Call::new("CL.THROTTLE").key("k").arg(3).arg(10).arg(60),
+        ),
+        (
+            "hash",
+            &["HSET", "k", "a", "1"],
+            Call::new("CL.THROTTLE").key("k").arg(3).arg(10).arg(60),
+        ),
+    ];
+    let mut differ = Vec::new();
+    for (name, setup, call) in cases.iter() {
+        let mut seen = Vec::new();
+        for (con, script) in [(&mut module, false), (&mut plain, true)] {
+            let _: () = redis::cmd("FLUSHALL").query(con).unwrap();
+            let mut set = redis::cmd(setup[0]);
+            for a in &setup[1..] {
+                set.arg(*a);
+            }
+            let _: Value = set.query(con).unwrap();
+            if script {
+                let command = if name.len() == 3 {
+                    "MON.INCRCHECK"
+                } else {
+                    "CL.THROTTLE"
+                };
+                let source = common::scripts::script_source(command);
+                let _: String = redis::cmd("SCRIPT")
+                    .arg("LOAD")
+                    .arg(source)
+                    .query(con)
+                    .unwrap();
+            }
+            let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(con).unwrap();
+            let reply = if script {
+                call.script(con)
+            } else {
+                call.module(con)
+            };
+            seen.push((format!("{reply:?}"), errors(con)));
+        }
+        if seen[0] != seen[1] {
+            differ.push(format!(
+                "{name}: module {:?}, script {:?}",
+                seen[0], seen[1]
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
