@@ -32,18 +32,20 @@ end
 -- The stored arrival time less now, in ns (0 for none, or one past).
 local tat = 0
 if fast then
-  local stored = redis.pcall('GET', KEYS[1])
-  if stored then
-    if type(stored) ~= 'string' or #stored > 19 or not stored:find('^[1-9]%d*$') then
+  -- MGET reads another type as nothing, where GET would fail with an
+  -- error the server counts beside the script's own.
+  local stored = redis.call('MGET', KEYS[1])[1]
+  if not stored then
+    fast = redis.call('EXISTS', KEYS[1]) == 0
+  elseif #stored > 19 or not stored:find('^[1-9]%d*$') then
+    fast = false
+  else
+    local ahead = (#stored > 9 and tonumber(stored:sub(1, -10)) or 0) - time[1]
+    if ahead > 1000000 then
       fast = false
-    else
-      local ahead = (#stored > 9 and tonumber(stored:sub(1, -10)) or 0) - time[1]
-      if ahead > 1000000 then
-        fast = false
-      elseif ahead >= -1000000 then
-        tat = ahead * 1000000000 + stored:sub(-9) - time[2] * 1000
-        if tat < 0 then tat = 0 end
-      end
+    elseif ahead >= -1000000 then
+      tat = ahead * 1000000000 + stored:sub(-9) - time[2] * 1000
+      if tat < 0 then tat = 0 end
     end
   end
 end

@@ -5,9 +5,10 @@
 -- way below, which answers for it).
 local amount_text = ARGV[1]
 if #KEYS == 1 and #ARGV == 1 and #amount_text <= 15 and amount_text:find('^[1-9]%d*$') then
-  local kind = redis.call('TYPE', KEYS[1])['ok']
-  local current = kind == 'string' and redis.call('GET', KEYS[1])
-  if kind == 'none' then return 0 end
+  -- MGET reads another type as nothing (GET would fail, an error the
+  -- server counts beside the script's own).
+  local current = redis.call('MGET', KEYS[1])[1]
+  if not current and redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
   if current and #current <= 15 and (current == '0' or current:find('^%-?[1-9]%d*$')) then
     current = tonumber(current)
     if current <= 0 then return 0 end

@@ -2,10 +2,9 @@
 -- The common call first, above the prelude (a call that returns here
 -- makes none of its functions): no options, the increment and thresholds
 -- of at most 15 digits, the window of at most 12 (every sum below 2^53,
--- exact in Lua numbers), the thresholds increasing, a string or nothing
--- at the key. INCRBY reads and writes the counter (it keeps the TTL, and
--- writes nothing where the module refuses: no integer, an overflow; those
--- go the general way below). The clock is read only for a new window.
+-- exact in Lua numbers), the thresholds increasing, and at the key
+-- nothing or an integer INCRBY cannot refuse. INCRBY keeps the TTL; the
+-- clock is read only for a new window.
 local n = #ARGV
 if #KEYS == 1 and n >= 3 and n <= 34 and #ARGV[2] <= 12 then
   local fast, last = true, 0
@@ -18,32 +17,36 @@ if #KEYS == 1 and n >= 3 and n <= 34 and #ARGV[2] <= 12 then
       last = t
     end
   end
-  -- Another type goes the general way without a failed INCRBY (an error
-  -- the server would count in errorstats beside the script's own).
-  local kind = fast and redis.call('TYPE', KEYS[1])['ok']
-  if kind == 'string' or kind == 'none' then
-    local value = redis.pcall('INCRBY', KEYS[1], ARGV[1])
-    if type(value) == 'number' then
-      local level, reply = 0, value
-      if value >= 9007199254740992 or value <= -9007199254740992 then
-        -- Past 2^53 the double is not the counter: the exact one goes
-        -- back (a string past 2^53 itself), beyond every threshold.
-        reply = redis.call('GET', KEYS[1])
-        if reply:find('^%-?9007199254740992$') then reply = tonumber(reply) end
-      else
-        local prev = value - ARGV[1]
-        for i = 3, n do
-          local t = tonumber(ARGV[i])
-          if prev < t and t <= value then level = i - 2 end
-        end
+  -- MGET reads another type as nothing, where GET or INCRBY would fail
+  -- with an error the server counts beside the script's own. A canonical
+  -- integer of at most 18 characters plus the increment stays below 2^63.
+  local stored = fast and redis.call('MGET', KEYS[1])[1]
+  if stored then
+    fast = #stored <= 18 and (stored == '0' or stored:find('^%-?[1-9]%d*$') ~= nil)
+  elseif fast then
+    fast = redis.call('EXISTS', KEYS[1]) == 0
+  end
+  if fast then
+    local value = redis.call('INCRBY', KEYS[1], ARGV[1])
+    local level, reply = 0, value
+    if value >= 9007199254740992 or value <= -9007199254740992 then
+      -- Past 2^53 the double is not the counter: the exact one goes back
+      -- (a string past 2^53 itself), beyond every threshold.
+      reply = redis.call('GET', KEYS[1])
+      if reply:find('^%-?9007199254740992$') then reply = tonumber(reply) end
+    else
+      local prev = value - ARGV[1]
+      for i = 3, n do
+        local t = tonumber(ARGV[i])
+        if prev < t and t <= value then level = i - 2 end
       end
-      if redis.call('PTTL', KEYS[1]) < 0 then
-        local time = redis.call('TIME')
-        local expires_at = time[1] * 1000 + math.floor(time[2] / 1000) + ARGV[2] * 1000
-        redis.call('PEXPIREAT', KEYS[1], string.format('%d', expires_at))
-      end
-      return {reply, level}
     end
+    if redis.call('PTTL', KEYS[1]) < 0 then
+      local time = redis.call('TIME')
+      local expires_at = time[1] * 1000 + math.floor(time[2] / 1000) + ARGV[2] * 1000
+      redis.call('PEXPIREAT', KEYS[1], string.format('%d', expires_at))
+    end
+    return {reply, level}
   end
 end
 -- @prelude
