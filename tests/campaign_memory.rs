@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::memory::{memory_info, memory_usage, used_memory};
+use common::memory::{freed_by_del, memory_info, memory_usage, used_memory};
 use common::*;
 use redis::Connection;
 
@@ -227,9 +227,7 @@ fn a_copy_and_a_thinned_campaign_tell_what_del_frees() {
     assert_eq!(copied, 1);
     for key in ["copy", "cpn"] {
         let usage = memory_usage(&mut con, &[key]);
-        let before = used_memory(&mut con);
-        let _: i64 = redis::cmd("DEL").arg(key).query(&mut con).unwrap();
-        let freed = before - used_memory(&mut con);
+        let freed = freed_by_del(&mut con, key);
         eprintln!("{key}: MEMORY USAGE {usage} B, DEL freed {freed} B");
         if jemalloc {
             let off = (usage - freed).abs() as f64 / freed as f64;

@@ -16,6 +16,20 @@ pub fn used_memory(con: &mut Connection) -> i64 {
     memory_info(con, "used_memory").parse().unwrap()
 }
 
+/// What `DEL key` gives back to `used_memory`, once any background free
+/// it started is done (Valkey 8 deletes lazily by default: a big value is
+/// freed by another thread after DEL answers).
+pub fn freed_by_del(con: &mut Connection, key: &str) -> i64 {
+    let before = used_memory(con);
+    let _: i64 = redis::cmd("DEL").arg(key).query(con).unwrap();
+    let waited = std::time::Instant::now();
+    while memory_info(con, "lazyfree_pending_objects") != "0" {
+        assert!(waited.elapsed().as_secs() < 30, "{key}: still freeing");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    before - used_memory(con)
+}
+
 /// `MEMORY USAGE key SAMPLES 0` summed over `keys` (a missing key: 0).
 pub fn memory_usage(con: &mut Connection, keys: &[&str]) -> i64 {
     keys.iter()
