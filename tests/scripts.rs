@@ -771,10 +771,11 @@ fn campaign_views(
             Call::new("COUPON.INFO").key(key),
             Call::new("COUPON.CLAIMS").key(key).arg("COUNT").arg(1000),
         ] {
+            let seen = outcome(view.on(con, by_script));
             views.push(if by_script {
-                outcome(view.script(con)).map(as_integers)
+                seen.map(as_integers)
             } else {
-                outcome(view.module(con))
+                seen
             });
         }
     }
@@ -1593,12 +1594,7 @@ fn the_incrcheck_fast_path_answers_the_exact_counter_past_2_53() {
                 .arg(5);
             for (con, script) in [(&mut module, false), (&mut plain, true)] {
                 let _: () = redis::cmd("SET").arg("big").arg(start).query(con).unwrap();
-                let reply = if script {
-                    call.script(con)
-                } else {
-                    call.module(con)
-                };
-                let reply = as_integers(reply.unwrap());
+                let reply = as_integers(call.on(con, script).unwrap());
                 let values = Value::Array(vec![Value::Int(expected), Value::Int(0)]);
                 assert_eq!(reply, values, "{start} + {increment}, script: {script}");
                 let stored: i64 = redis::cmd("GET").arg("big").query(con).unwrap();
@@ -1773,11 +1769,7 @@ fn a_script_counts_the_errors_the_module_counts() {
                     .unwrap();
             }
             let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(con).unwrap();
-            let reply = match script {
-                true => call.script(con),
-                false => call.module(con),
-            };
-            seen.push((outcome(reply), errors(con)));
+            seen.push((outcome(call.on(con, script)), errors(con)));
         }
         assert!(
             seen[0].0.is_err(),

@@ -100,6 +100,14 @@ impl Call {
         cmd.query(con)
     }
 
+    /// The call through its script (`by_script`) or the module's command.
+    pub fn on(&self, con: &mut impl ConnectionLike, by_script: bool) -> RedisResult<Value> {
+        match by_script {
+            true => self.script(con),
+            false => self.module(con),
+        }
+    }
+
     /// The command's script: EVALSHA, loading it first if the server does
     /// not have it (NOSCRIPT), as the packages do.
     pub fn script(&self, con: &mut impl ConnectionLike) -> RedisResult<Value> {

@@ -56,7 +56,7 @@ def used_prelude(prelude: str, script: str) -> str:
 
 #: The line after which a script's prelude goes; above it, the common
 #: call's fast path, which names nothing of the prelude.
-MARKER = "-- @prelude\n"
+_MARKER = "-- @prelude\n"
 
 
 def assembled(prelude: str, script: str) -> str:
@@ -64,10 +64,10 @@ def assembled(prelude: str, script: str) -> str:
     uses, right after its line ``-- @prelude`` if it has one (a call that
     returns above it makes none of the prelude's functions), else first."""
     used = used_prelude(prelude, script)
-    at = script.find("\n" + MARKER)
+    at = script.find("\n" + _MARKER)
     if at < 0:
         return used + script
-    at += 1 + len(MARKER)
+    at += 1 + len(_MARKER)
     return script[:at] + used + script[at:]
 
 
