@@ -30,12 +30,14 @@ Window = Union[int, timedelta, str]
 Limit = Tuple[EncodableT, int, int, Seconds]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Call(Generic[T]):
     """One command ready to send: its words, the key whose slot serves it
     (None: any node may), what turns its reply into a value, and where
     the command's keys are among its words (the scripts backend passes
-    them as KEYS)."""
+    them as KEYS). Never changed once made; not frozen, as every method
+    call makes one or two and a frozen dataclass takes 4 × as long to
+    make."""
 
     words: Tuple[EncodableT, ...]
     key: Optional[EncodableT]
@@ -49,7 +51,7 @@ class Call(Generic[T]):
     raw: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Key:
     """A word of a call that is one of the command's keys."""
 
@@ -74,9 +76,16 @@ Word = Union[EncodableT, int, timedelta, _Key]
 
 
 def _call(parse: Callable[[Any], T], key: Optional[EncodableT], *words: Word) -> Call[T]:
-    plain = tuple(_word(word.name if isinstance(word, _Key) else word) for word in words)
-    keys = tuple(i for i, word in enumerate(words) if isinstance(word, _Key))
-    return Call(plain, key, parse, keys)
+    # One pass, str taken as it is: every call of the package runs this.
+    plain: List[EncodableT] = []
+    keys: List[int] = []
+    for i, word in enumerate(words):
+        if isinstance(word, _Key):
+            keys.append(i)
+            plain.append(word.name if type(word.name) is str else _word(word.name))
+        else:
+            plain.append(word if type(word) is str else _word(word))
+    return Call(tuple(plain), key, parse, tuple(keys))
 
 
 def _option(name: str, value: Optional[Union[EncodableT, int, timedelta]]) -> List[Word]:

@@ -10,7 +10,9 @@ the pipeline itself to chain more calls (``Pipeline``, ``AsyncPipeline``).
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
+from types import MethodType
 from typing import Any, AsyncContextManager, Callable, ContextManager, Coroutine, Generic, List, Literal, NoReturn, Optional, ParamSpec, TypeVar, final, overload
 
 from . import commands, errors, lease, scripts
@@ -30,7 +32,18 @@ T = TypeVar("T")
 
 class _Method(Generic[P, T]):
     def __init__(self, build: Callable[P, Call[T]]) -> None:
-        self._build = build
+        # The method is made once: a call binds it as Python binds any
+        # function (making one per attribute read cost a call ~2 µs).
+        @functools.wraps(build)
+        def method(owner: Any, *args: Any, **kwargs: Any) -> Any:
+            return owner._run(build(*args, **kwargs))
+
+        # As the builder's signature, with the owner first: help() and
+        # inspect show a guard's method as its builder.
+        signature = inspect.signature(build)
+        owner = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+        setattr(method, "__signature__", signature.replace(parameters=[owner, *signature.parameters.values()]))
+        self._method = method
 
     @overload
     def __get__(self, owner: None, cls: type) -> _Method[P, T]: ...
@@ -45,13 +58,7 @@ class _Method(Generic[P, T]):
     def __get__(self, owner: Any, cls: type) -> Any:
         if owner is None:
             return self
-        build = self._build
-
-        @functools.wraps(build)
-        def method(*args: Any, **kwargs: Any) -> Any:
-            return owner._run(build(*args, **kwargs))
-
-        return method
+        return MethodType(self._method, owner)
 
 
 class _Commands:

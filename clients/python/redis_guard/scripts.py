@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import replace
 import hashlib
 from pathlib import Path
 from typing import Any, Iterable, Tuple
 
 from . import zones
 from .commands import Call
+from .results import EncodableT
 
 #: The commands whose ``TZ`` zone a script gets with its rules.
 _ZONED = {"MON.INCRCHECK", "CL.QUOTA"}
@@ -88,19 +88,31 @@ def _text(word: Any) -> str:
     return word.decode() if isinstance(word, bytes) else str(word)
 
 
+@functools.lru_cache(maxsize=None)
+def _sha(command: EncodableT) -> Tuple[str, bool]:
+    """The SHA-1 of ``command``'s script, and whether it takes a zone."""
+    name = _text(command)
+    return source(name)[1], name.upper() in _ZONED
+
+
 def evalsha(call: Call[Any]) -> Call[Any]:
     """``call`` as ``EVALSHA sha numkeys keys... args...``: same key, same
     parser."""
-    command = _text(call.words[0])
-    _, sha = source(command)
-    keys = [call.words[i] for i in call.key_indexes]
-    args = [w for i, w in enumerate(call.words) if i and i not in call.key_indexes]
-    if command.upper() in _ZONED:
-        args = [
+    words, indexes = call.words, call.key_indexes
+    sha, zoned = _sha(words[0])
+    count = len(indexes)
+    if count and indexes[-1] == count:
+        # The keys first (indexes 1..count), as most commands have them.
+        keys, args = words[1 : count + 1], words[count + 1 :]
+    else:
+        keys = tuple(words[i] for i in indexes)
+        args = tuple(word for i, word in enumerate(words) if i and i not in indexes)
+    if zoned:
+        args = tuple(
             zones.encoded(_text(word)) if i and _text(args[i - 1]).upper() == "TZ" else word
             for i, word in enumerate(args)
-        ]
-    return replace(call, words=("EVALSHA", sha, str(len(keys)), *keys, *args), key_indexes=())
+        )
+    return Call(("EVALSHA", sha, str(count), *keys, *args), call.key, call.parse, (), call.on_error, call.raw)
 
 
 def script_load(call: Call[Any]) -> Call[Any]:
