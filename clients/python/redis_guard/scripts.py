@@ -107,7 +107,7 @@ def evalsha(call: Call[Any]) -> Call[Any]:
     else:
         keys = tuple(words[i] for i in indexes)
         args = tuple(word for i, word in enumerate(words) if i and i not in indexes)
-    if zoned:
+    if zoned and "TZ" in args:  # as commands.py writes the option
         args = tuple(
             zones.encoded(_text(word)) if i and _text(args[i - 1]).upper() == "TZ" else word
             for i, word in enumerate(args)
