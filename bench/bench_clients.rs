@@ -30,7 +30,7 @@ const PACKAGE_ROWS: [(&str, &str); 3] = [
 
 /// (command, its package row on the module, on the scripts backend, its
 /// Lua twin's row)
-const BACKEND_ROWS: [(&str, &str, &str, &str); 2] = [
+const BACKEND_ROWS: [(&str, &str, &str, &str); 3] = [
     (
         "MON.INCRCHECK",
         "MON.INCRCHECK (package)",
@@ -42,6 +42,12 @@ const BACKEND_ROWS: [(&str, &str, &str, &str); 2] = [
         "CL.THROTTLE (package)",
         "CL.THROTTLE (scripts)",
         "throttle.lua (EVALSHA)",
+    ),
+    (
+        "COUPON.RESERVE",
+        "COUPON.RESERVE (package)",
+        "COUPON.RESERVE (scripts)",
+        "campaign_reserve.lua (EVALSHA)",
     ),
 ];
 
@@ -189,7 +195,7 @@ fn main() {
     programs.push(("bench/clients/python.py".into(), python));
     // The newest set of each Node client; node.mjs loads the library and
     // redis-guard from the set's folder, its working directory.
-    for (set, library) in [("ioredis-5.10.1", "ioredis"), ("redis-5.12.1", "redis")] {
+    for (set, library) in [("ioredis-6.1.0", "ioredis"), ("redis-6.4.0", "redis")] {
         let folder = installed(&root.join("clients/node/test/install.sh"), &[set]);
         let mut node = Command::new("node");
         node.arg(root.join("bench/clients/node.mjs"))

@@ -5,8 +5,8 @@
 // and the Lua twins (EVALSHA through the client's own routed script call),
 // and a raw MON.INCRCHECK through the client's generic command call; with
 // the server commands each call cost (INFO commandstats and errorstats of
-// every primary); and the package's MON.INCRCHECK and CL.THROTTLE on its
-// scripts backend. Prints one JSON object a row, as python.py does;
+// every primary); and the package's MON.INCRCHECK, CL.THROTTLE and
+// COUPON.RESERVE on its scripts backend. Prints one JSON object a row, as python.py does;
 // bench/bench_clients.rs makes the table. Run it from a folder where the
 // client library and redis-guard are installed (a set made by
 // clients/node/test/install.sh). GUARD_CLUSTER names the primaries,
@@ -107,6 +107,11 @@ function sharedRows({ client, user, pipelined, twin, incrby, raw }) {
       "CL.THROTTLE (scripts)",
       (i) => scripted.throttle(counter(i) + "t", 10 ** 6, 10 ** 6, 1),
       guardPipelined((p, i) => p.throttle(counter(batchOf(i)) + "t", 10 ** 6, 10 ** 6, 1), scripted),
+    ),
+    new Row(
+      "COUPON.RESERVE (scripts)",
+      (i) => scripted.reserve(`${campaign(i)}:scpn`, user(i)),
+      guardPipelined((p, i) => p.reserve(`${campaign(batchOf(i))}:scpn`, user(i) + "p"), scripted),
     ),
     new Row(
       "COUPON.RESERVE (package)",
@@ -244,9 +249,12 @@ async function prepare(admins, client) {
     for (const [name, body] of Object.entries(TWINS)) shas[name] = String(await admin.send(["SCRIPT", "LOAD", body]));
   }
   const g = guard(client);
+  const scripted = guard(client, { backend: "scripts" });
   for (const tag of CAMPAIGNS) {
     if (!(await lib.exists(client, `${tag}:cpn`))) {
       await g.create(`${tag}:cpn`, LIMIT, { hold: 3600 });
+      // The scripts keep a campaign in their own layout (WRONGTYPE to the module's).
+      await scripted.create(`${tag}:scpn`, LIMIT, { hold: 3600 });
       await lib.hset(client, `${tag}:meta`, { limit: String(LIMIT), peruser: "1", confirmed: "0" });
     }
   }

@@ -3,7 +3,7 @@ valkey-glide's cluster clients, sequential and pipelined, the package's
 MON.INCRCHECK, CL.THROTTLE and COUPON.RESERVE against INCRBY and the Lua
 twins through the same client, and the server commands each call cost
 (INFO commandstats and errorstats of every primary); and the package's
-MON.INCRCHECK and CL.THROTTLE on its scripts backend. Prints one JSON
+MON.INCRCHECK, CL.THROTTLE and COUPON.RESERVE on its scripts backend. Prints one JSON
 object a row; bench/bench_clients.rs makes the table. GUARD_CLUSTER names the
 primaries, GUARD_BENCH_SECONDS the time a row runs."""
 
@@ -57,10 +57,12 @@ def prepare() -> Dict[str, str]:
         for name, body in TWINS.items():
             shas[name] = node.script_load(body)
     setup = redis.cluster.RedisCluster(startup_nodes=[redis.cluster.ClusterNode(h, p) for h, p in NODES])
-    guard = Guard(setup)
+    guard, scripted = Guard(setup), Guard(setup, backend="scripts")
     for tag in CAMPAIGNS:
         if not setup.exists(f"{tag}:cpn"):
             guard.create(f"{tag}:cpn", 10**9, hold=3600)
+            # The scripts keep a campaign in their own layout (WRONGTYPE to the module's).
+            scripted.create(f"{tag}:scpn", 10**9, hold=3600)
             setup.hset(f"{tag}:meta", mapping={"limit": 10**9, "peruser": 1, "confirmed": 0})
     setup.close()
     return shas
@@ -143,7 +145,7 @@ def redis_py_rows(shas: Dict[str, str], run: str) -> List[Row]:
             guard_pipelined(lambda p, i: p.throttle(counter(i) + "t", 10**6, 10**6, 1))),
         Row("throttle.lua (EVALSHA)", lambda i: client.evalsha(shas["throttle"], 1, counter(i) + "l", 10**6, 10**6, 1, 1),
             pipelined(lambda p, i: p.execute_command("EVALSHA", shas["throttle"], 1, counter(i) + "l", 10**6, 10**6, 1, 1))),
-        *scripts_rows(client),
+        *scripts_rows(client, user),
         Row("COUPON.RESERVE (package)", lambda i: g.reserve(f"{campaign(i)}:cpn", user(i)),
             guard_pipelined(lambda p, i: p.reserve(f"{campaign(i)}:cpn", user(i) + "p"))),
         Row("campaign_reserve.lua (EVALSHA)",
@@ -152,9 +154,10 @@ def redis_py_rows(shas: Dict[str, str], run: str) -> List[Row]:
     ]
 
 
-def scripts_rows(client: Any) -> List[Row]:
-    """The package's MON.INCRCHECK and CL.THROTTLE on its scripts backend
-    through ``client`` (the module loaded or not, the package sends EVALSHA)."""
+def scripts_rows(client: Any, user: Callable[[int], str]) -> List[Row]:
+    """The package's MON.INCRCHECK, CL.THROTTLE and COUPON.RESERVE on its
+    scripts backend through ``client`` (the module loaded or not, the
+    package sends EVALSHA)."""
     g = Guard(client, backend="scripts")
     pipelined = batches(lambda: g.pipeline(transaction=False), lambda pipe: pipe.execute())
     return [
@@ -162,6 +165,8 @@ def scripts_rows(client: Any) -> List[Row]:
             pipelined(lambda p, i: p.incrcheck(counter(i), 1, 3600, [10**9]))),
         Row("CL.THROTTLE (scripts)", lambda i: g.throttle(counter(i) + "t", 10**6, 10**6, 1),
             pipelined(lambda p, i: p.throttle(counter(i) + "t", 10**6, 10**6, 1))),
+        Row("COUPON.RESERVE (scripts)", lambda i: g.reserve(f"{campaign(i)}:scpn", user(i)),
+            pipelined(lambda p, i: p.reserve(f"{campaign(i)}:scpn", user(i) + "p"))),
     ]
 
 
@@ -195,7 +200,7 @@ def glide_rows(shas: Dict[str, str], run: str) -> List[Row]:
         Row("CL.THROTTLE (package)", lambda i: g.throttle(counter(i) + "t", 10**6, 10**6, 1),
             guard_pipelined(lambda p, i: p.throttle(counter(i) + "t", 10**6, 10**6, 1))),
         Row("throttle.lua (EVALSHA)", lambda i: script("throttle", [counter(i) + "l"], [10**6, 10**6, 1, 1]), None),
-        *scripts_rows(client),
+        *scripts_rows(client, user),
         Row("COUPON.RESERVE (package)", lambda i: g.reserve(f"{campaign(i)}:cpn", user(i)),
             guard_pipelined(lambda p, i: p.reserve(f"{campaign(i)}:cpn", user(i) + "p"))),
         Row("campaign_reserve.lua (EVALSHA)",
