@@ -158,7 +158,8 @@ def _glide_route(routes: Any, call: Call[Any]) -> Any:
 
 class _GlideBatch:
     """A valkey-glide Batch. On a cluster a transaction goes to its first
-    key's slot. In a pipeline glide routes each command by its first
+    key's slot. In a pipeline glide routes EVALSHA by its first key and
+    each other command by its first
     argument: the key for every command but CL.THROTTLEALL. A pipeline
     whose calls share one slot is sent there whole; otherwise each
     CL.THROTTLEALL is sent alone, routed, between the batches of the calls
@@ -174,8 +175,10 @@ class _GlideBatch:
         self._calls.append(call)
 
     def _routed_apart(self, call: Call[Any]) -> bool:
-        # glide routes an unknown command by its first argument.
-        return call.key is not None and call.words[1] != call.key
+        # glide routes EVALSHA by its first key (after numkeys), a command
+        # it does not know by its first argument.
+        routed_by = call.words[3] if call.words[0] == "EVALSHA" and call.words[2] != "0" else call.words[1]
+        return call.key is not None and routed_by != call.key
 
     def _one_slot(self) -> bool:
         """Must the batch go to its first key's slot: a cluster transaction,

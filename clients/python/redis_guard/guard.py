@@ -13,7 +13,7 @@ import functools
 import inspect
 import logging
 from types import MethodType
-from typing import Any, AsyncContextManager, Callable, ContextManager, Coroutine, Generic, List, Literal, NoReturn, Optional, ParamSpec, TypeVar, final, overload
+from typing import Any, AsyncContextManager, Callable, ContextManager, Coroutine, Generic, List, Literal, NoReturn, Optional, ParamSpec, Set, TypeVar, final, overload
 
 from . import commands, errors, lease, scripts
 from .backends import backend_for
@@ -97,6 +97,9 @@ class _Mode:
             raise ValueError(f'backend must be "auto", "module" or "scripts", not {backend!r}')
         self.backend = backend
         self.scripts = backend == "scripts"
+        #: The commands whose scripts this guard's pipelines have loaded
+        #: (on some node: another may still answer NOSCRIPT).
+        self.loaded: Set[EncodableT] = set()
 
     def switch(self, error: BaseException, calls: List[Call[Any]]) -> bool:
         """Should ``calls``, one of which failed with ``error``, run as
@@ -129,10 +132,14 @@ def _answer(call: Call[T], error: BaseException, backend: Any) -> T:
 
 class _Queue:
     """What both pipelines keep: the calls queued and how to send them.
-    On the scripts backend each call is its EVALSHA, and the scripts the
-    batch needs are loaded first inside it (a transaction can then never
-    meet NOSCRIPT at EXEC). The application's own commands
-    (``execute_command``) go as they are, on either backend."""
+    On the scripts backend each call is its EVALSHA. A transaction loads
+    every script it runs first, inside its MULTI: EXEC can then never meet
+    NOSCRIPT, which would leave the other calls applied. A pipeline loads
+    first only the scripts this guard has not loaded yet; its calls
+    answered NOSCRIPT (a failover, a restart, SCRIPT FLUSH: they did not
+    run) load theirs and are sent again, once, after the others. The
+    application's own commands (``execute_command``) go as they are, on
+    either backend."""
 
     def __init__(self, backend: Any, transaction: Optional[bool], mode: _Mode) -> None:
         self._backend = backend
@@ -143,42 +150,48 @@ class _Queue:
     def _queue(self, call: Call[Any]) -> None:
         self._calls.append(call)
 
+    def _atomic(self) -> bool:
+        # None is the client's own default: a transaction unless on a cluster.
+        return bool(self._transaction) or (self._transaction is None and not self._backend.cluster)
+
     def _batch(self, calls: List[Call[Any]]) -> tuple[Any, int]:
         """The client's batch for ``calls``, and how many replies before
         theirs are the scripts' loads."""
         batch = self._backend.batch(self._transaction)
         loads = 0
         if self._mode.scripts:
-            seen = set()
+            atomic, seen = self._atomic(), set()
             for call in calls:
-                if not call.raw and call.words[0] not in seen:
-                    seen.add(call.words[0])
+                command = call.words[0]
+                if not call.raw and command not in seen and (atomic or command not in self._mode.loaded):
+                    seen.add(command)
                     batch.queue(scripts.script_load(call))
                     loads += 1
+            self._mode.loaded |= seen
         for call in calls:
             batch.queue(scripts.evalsha(call) if self._mode.scripts and not call.raw else call)
         return batch, loads
 
-    def _retry(self, replies: List[Any], loads: int) -> List[Call[Any]]:
-        """The guard's calls to send again as scripts: all of them when the
+    def _again(self, replies: List[Any]) -> List[int]:
+        """Where the guard's calls to send again are: all of them when the
         server answered one with its unknown-command error ("auto", the
         module absent: none of them ran; the application's own commands
-        did, and keep their replies)."""
+        did, and keep their replies); on scripts, those answered NOSCRIPT."""
+        calls = self._calls
         if self._mode.scripts:
-            return []
-        for call, reply in zip(self._calls, replies[loads:]):
+            missing = [i for i, reply in enumerate(replies)
+                       if not calls[i].raw and isinstance(reply, BaseException) and scripts.is_noscript(reply)]
+            self._mode.loaded -= {calls[i].words[0] for i in missing}
+            return missing
+        for call, reply in zip(calls, replies):
             if not call.raw and isinstance(reply, BaseException) and self._mode.switch(reply, [call]):
-                return [call for call in self._calls if not call.raw]
+                return [i for i, call in enumerate(calls) if not call.raw]
         return []
 
-    def _parse(self, replies: List[Any], loads: int, again: List[Any]) -> List[Any]:
-        """The results in order: ``again`` replaces the replies of the
-        guard's calls when they were sent again."""
-        mine = iter(again)
+    def _parse(self, replies: List[Any]) -> List[Any]:
+        """The results in order."""
         results = []
-        for call, reply in zip(self._calls, replies[loads:]):
-            if again and not call.raw:
-                reply = next(mine)
+        for call, reply in zip(self._calls, replies):
             if isinstance(reply, BaseException):
                 results.append(_answer(call, reply, self._backend))
             else:
@@ -334,16 +347,17 @@ class Pipeline(_Commands, _Queue):
         package's error (see ``errors``)."""
         batch, loads = self._batch(self._calls)
         try:
-            replies = batch.execute()
+            replies = batch.execute()[loads:]
         except Exception as error:
             self._aborted(error)
             batch, loads = self._batch(self._calls)
-            replies = batch.execute()
-        again = self._retry(replies, loads)
+            replies = batch.execute()[loads:]
+        again = self._again(replies)
         if again:
-            batch, retry_loads = self._batch(again)
-            return self._parse(replies, loads, batch.execute()[retry_loads:])
-        return self._parse(replies, loads, [])
+            batch, loads = self._batch([self._calls[i] for i in again])
+            for i, reply in zip(again, batch.execute()[loads:]):
+                replies[i] = reply
+        return self._parse(replies)
 
     def __enter__(self) -> Pipeline:
         return self
@@ -369,16 +383,17 @@ class AsyncPipeline(_Commands, _Queue):
         """As ``Pipeline.execute``."""
         batch, loads = self._batch(self._calls)
         try:
-            replies = await batch.execute()
+            replies = (await batch.execute())[loads:]
         except Exception as error:
             self._aborted(error)
             batch, loads = self._batch(self._calls)
-            replies = await batch.execute()
-        again = self._retry(replies, loads)
+            replies = (await batch.execute())[loads:]
+        again = self._again(replies)
         if again:
-            batch, retry_loads = self._batch(again)
-            return self._parse(replies, loads, (await batch.execute())[retry_loads:])
-        return self._parse(replies, loads, [])
+            batch, loads = self._batch([self._calls[i] for i in again])
+            for i, reply in zip(again, (await batch.execute())[loads:]):
+                replies[i] = reply
+        return self._parse(replies)
 
     async def __aenter__(self) -> AsyncPipeline:
         return self

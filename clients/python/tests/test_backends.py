@@ -183,6 +183,33 @@ def test_pipelines_and_transactions_on_scripts(name: str, scripted: Any) -> None
     run_with(scripted, body)
 
 
+@pytest.mark.parametrize("name,scripted", list(SCRIPTED.items()), ids=list(SCRIPTED))
+def test_a_pipeline_loads_a_script_once_and_again_after_noscript(name: str, scripted: Any) -> None:
+    """A guard's pipelines load a script the first time only; after SCRIPT
+    FLUSH their calls answered NOSCRIPT (none of them ran) load it and run
+    once more: each call counted once."""
+    tag = uuid.uuid4().hex
+    nodes = address("GUARD_PLAIN_CLUSTER" if "cluster" in name else "GUARD_PLAIN")
+
+    def loads() -> int:
+        stats = [admin(host, port).info("commandstats") for host, port in nodes]
+        return sum(int(s.get("cmdstat_script|load", s.get("cmdstat_script", {})).get("calls", 0)) for s in stats)
+
+    async def body(client: Client) -> None:
+        key = f"{{{tag}}}:n"
+        for round, flushed in enumerate((False, False, True)):
+            if flushed:
+                for host, port in nodes:
+                    admin(host, port).script_flush()
+            before = loads()
+            pipe = client.guard.pipeline(transaction=False)
+            results = await value(pipe.incrcheck(key, 1, 60, [100]).incrcheck(key, 1, 60, [100]).execute())
+            assert [tuple(r) for r in results] == [(2 * round + 1, 0), (2 * round + 2, 0)], (name, round)
+            assert loads() - before == (0 if round == 1 else 1), (name, round)
+
+    run_with(scripted, body)
+
+
 def test_auto_switches_once_logged_once_and_reloads_after_noscript(caplog: pytest.LogCaptureFixture) -> None:
     import redis
 
