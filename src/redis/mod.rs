@@ -42,6 +42,8 @@ mod spec;
 mod stream;
 mod tailed;
 
+#[cfg(test)]
+pub use alloc::reallocated_bytes;
 pub use alloc::{allocated, ModuleAlloc};
 pub use call::SetCall;
 pub use datatype::{AofCommand, DataType, ModuleValue, Reader, Writer};

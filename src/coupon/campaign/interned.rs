@@ -19,6 +19,7 @@
 
 use std::hash::{BuildHasher, RandomState};
 
+use super::chunked::Chunked;
 use super::heap::{alloc_size, vec_bytes};
 use crate::redis::Mover;
 use crate::stats;
@@ -76,8 +77,10 @@ pub struct Interned {
     /// The slot classes, once a string is kept (an empty set of strings
     /// has no buffer).
     classes: Vec<SlotClass>,
-    boxed: Vec<Option<(u64, Box<[u8]>)>>,
-    boxed_free: Vec<u32>,
+    /// The long strings, and their free slots, in chunks: growing them
+    /// copies no more than a chunk in one call.
+    boxed: Chunked<Option<(u64, Box<[u8]>)>>,
+    boxed_free: Chunked<u32>,
     boxed_bytes: usize,
     /// Where new strings go.
     table: Vec<u32>,
@@ -111,8 +114,8 @@ impl Default for Interned {
     fn default() -> Self {
         Interned {
             classes: Vec::new(),
-            boxed: Vec::new(),
-            boxed_free: Vec::new(),
+            boxed: Chunked::default(),
+            boxed_free: Chunked::default(),
             boxed_bytes: 0,
             table: Vec::new(),
             len: 0,
@@ -607,8 +610,8 @@ impl Interned {
                 .draining
                 .as_ref()
                 .map_or(0, |d| vec_bytes::<u32>(d.table.capacity()))
-            + vec_bytes::<Option<(u64, Box<[u8]>)>>(self.boxed.capacity())
-            + vec_bytes::<u32>(self.boxed_free.capacity())
+            + self.boxed.heap_bytes()
+            + self.boxed_free.heap_bytes()
             + self.boxed_bytes
     }
 
@@ -622,11 +625,11 @@ impl Interned {
                 mover.boxed_slice(page);
             }
         }
-        mover.vec(&mut self.boxed);
+        self.boxed.defrag(mover);
         for (_, long) in self.boxed.iter_mut().flatten() {
             mover.boxed_slice(long);
         }
-        mover.vec(&mut self.boxed_free);
+        self.boxed_free.defrag(mover);
         mover.vec(&mut self.table);
         if let Some(draining) = &mut self.draining {
             mover.vec(&mut draining.table);

@@ -7,8 +7,9 @@
 //!   every command;
 //! - `effect.rs`: the effects and their one wire format (COUPON.APPLY);
 //! - `store.rs` (with `numbered.rs`, `interned.rs`, `expiry.rs`,
-//!   `units.rs` and `heap.rs`): the campaign as stored in compact buffers, and `apply`,
-//!   the only way it changes, refusing effects that do not fit;
+//!   `units.rs`, `chunked.rs` and `heap.rs`): the campaign as stored in
+//!   compact buffers, and `apply`, the only way it changes, refusing
+//!   effects that do not fit;
 //! - `encoding.rs`: the data type, its RDB encoding with the validation of
 //!   every load;
 //! - this file: how those plug into the `replicated` layer, which applies
@@ -26,6 +27,7 @@
 
 pub mod alter;
 pub mod apply;
+pub mod chunked;
 pub mod claims;
 pub mod confirm;
 pub mod create;

@@ -10,9 +10,10 @@
 
 use std::collections::BTreeMap;
 
+use super::chunked::Chunked;
 use super::effect::{Effect, Totals};
 use super::expiry::{ExpiryIndex, SortedBlocks};
-use super::heap::{alloc_size, vec_bytes};
+use super::heap::alloc_size;
 use super::interned::{Handle, Interned};
 use super::numbered::{Numbered, Stored, CONFIRMED, NO_REQUEST};
 use super::settings::{Ledger, Settings};
@@ -147,8 +148,10 @@ pub struct Campaign {
     /// Every user with a stored claim; the payload is its one claim or
     /// `TREE` with the index of its [`UserTree`].
     users: Interned,
-    trees: Vec<Option<UserTree>>,
-    free_trees: Vec<u32>,
+    /// In chunks (as `free_trees`), so that growing them copies no more
+    /// than a chunk in one call.
+    trees: Chunked<Option<UserTree>>,
+    free_trees: Chunked<u32>,
     /// Heap bytes of the trees' indexes, kept as they change.
     tree_bytes: usize,
     /// Every stored request id; the payload is the claim holding it.
@@ -255,8 +258,8 @@ impl Campaign {
             totals: Totals::default(),
             claims: Numbered::default(),
             users: Interned::default(),
-            trees: Vec::new(),
-            free_trees: Vec::new(),
+            trees: Chunked::default(),
+            free_trees: Chunked::default(),
             tree_bytes: 0,
             requests: Interned::default(),
             units: Units::default(),
@@ -679,8 +682,8 @@ impl Campaign {
             self.free_trees.push(index as u32);
         }
         if self.trees.len() == self.free_trees.len() {
-            self.trees = Vec::new();
-            self.free_trees = Vec::new();
+            self.trees = Chunked::default();
+            self.free_trees = Chunked::default();
         }
     }
 
@@ -843,8 +846,8 @@ impl Campaign {
             + self.holds.heap_bytes()
             + self.users.heap_bytes()
             + self.requests.heap_bytes()
-            + vec_bytes::<Option<UserTree>>(self.trees.capacity())
-            + vec_bytes::<u32>(self.free_trees.capacity())
+            + self.trees.heap_bytes()
+            + self.free_trees.heap_bytes()
             + self.tree_bytes
             + counts
             + self
@@ -877,12 +880,12 @@ impl Campaign {
         self.holds.defrag(mover);
         self.users.defrag(mover);
         self.requests.defrag(mover);
-        mover.vec(&mut self.trees);
+        self.trees.defrag(mover);
         for tree in self.trees.iter_mut().flatten() {
             tree.confirmed.defrag(mover);
             tree.holds.defrag(mover);
         }
-        mover.vec(&mut self.free_trees);
+        self.free_trees.defrag(mover);
     }
 }
 
@@ -1197,6 +1200,44 @@ mod tests {
         .unwrap();
         assert_eq!(c.most_confirmed_of_a_user(), 1);
         assert_eq!(c.confirmed_count(), 2);
+    }
+
+    /// Growth is spread over calls: however many users hold two claims
+    /// (each then has a tree) or have names and request ids too long for
+    /// a slot (each kept boxed), no put or release copies more than a
+    /// chunk of each of the three arrays it may grow (the trees, the long
+    /// users, the long request ids, or their free lists), whatever the
+    /// campaign's size. (Kept in `Vec`s, the trees of 20,000 such users
+    /// were copied whole, 2.6 MB, by one put.)
+    #[test]
+    fn no_put_or_release_copies_more_than_a_chunk_of_each_array() {
+        use super::super::chunked::CHUNK_BYTES;
+        use crate::redis::reallocated_bytes;
+
+        let users = 20_000u64;
+        let mut c = campaign(2 * users as i64, 2);
+        let mut most = 0;
+        let mut apply = |c: &mut Campaign, effect: &Effect| {
+            let before = reallocated_bytes();
+            c.apply(effect).unwrap();
+            most = most.max(reallocated_bytes() - before);
+        };
+        let name = |user: u64| format!("{user:x>130}");
+        for claim in 1..=2 * users {
+            let id = format!("{claim:y>130}");
+            let effect = put(claim, &name(claim % users), Some(NOW), Some(&id));
+            apply(&mut c, &effect);
+        }
+        assert_eq!(c.trees.len(), users as usize);
+        for claim in 1..=2 * users {
+            apply(&mut c, &Effect::Release { claim });
+        }
+        assert_eq!(c.stored_count(), 0);
+        assert!(c.trees.is_empty() && c.tree_bytes == 0);
+        assert!(
+            most <= 3 * CHUNK_BYTES,
+            "one call reallocated {most} bytes of buffers"
+        );
     }
 
     #[test]
