@@ -145,19 +145,24 @@ pub fn script_source(command: &str) -> String {
 }
 
 /// The line after which a script's prelude goes; above it, the common
-/// call's fast path, which names nothing of the prelude.
+/// call's fast path.
 const MARKER: &str = "-- @prelude\n";
 
-/// What the server runs for `script`: the part of `prelude` it uses, right
-/// after its line `-- @prelude` if it has one (a call that returns above
-/// it makes none of the prelude's functions), else first.
+/// What the server runs for `script`: the part of `prelude` it uses,
+/// first; with a line `-- @prelude`, only the part that the lines above it
+/// use goes first, the rest right after it (a call that returns above it
+/// makes none of the rest's functions).
 pub fn assembled(prelude: &str, script: &str) -> String {
-    let used = used_prelude(prelude, script);
     match script.find(&format!("\n{MARKER}")) {
-        None => used + script,
+        None => used_declarations(prelude, script).concat() + script,
         Some(at) => {
             let (above, below) = script.split_at(at + 1 + MARKER.len());
-            format!("{above}{used}{below}")
+            let first = used_declarations(prelude, above);
+            let rest: Vec<&str> = used_declarations(prelude, script)
+                .into_iter()
+                .filter(|chunk| !first.contains(chunk))
+                .collect();
+            format!("{}{above}{}{below}", first.concat(), rest.concat())
         }
     }
 }
@@ -198,7 +203,7 @@ pub fn assert_sends_the_scripts_built_here(package: &str, printed: &str) {
 /// others, in their order: the rule of clients/scripts/README.md, as the
 /// packages apply it (`used_prelude` in redis_guard/scripts.py,
 /// `usedPrelude` in src/scripts.ts; their tests compare the three).
-fn used_prelude(prelude: &str, script: &str) -> String {
+fn used_declarations<'p>(prelude: &'p str, script: &str) -> Vec<&'p str> {
     // Top-level declarations start a line with `local `.
     let mut starts: Vec<usize> = prelude
         .match_indices("local ")
@@ -220,7 +225,8 @@ fn used_prelude(prelude: &str, script: &str) -> String {
             needed.extend(words(chunk));
         }
     }
-    kept.into_iter().rev().collect()
+    kept.reverse();
+    kept
 }
 
 /// The names in `text`, as the packages' `[A-Za-z_]\w*` finds them.

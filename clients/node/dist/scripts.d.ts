@@ -3,19 +3,13 @@ export interface Script {
     readonly source: string;
     readonly sha: string;
 }
-/**
- * The declarations of `prelude` that `script` uses, directly or through
- * others, in their order (a local can only name those before it): every
- * call runs a script's top level, and each function it makes costs (the
- * whole prelude took a call from 5 to 25 µs). clients/scripts/README.md
- * says the rule; the tests hold the three copies (here,
- * redis_guard/scripts.py, tests/common/scripts.rs) to one text.
- */
+/** The declarations of `prelude` that `script` uses, as one text (see `usedDeclarations`). */
 export declare function usedPrelude(prelude: string, script: string): string;
 /**
- * What the server runs for `script`: the part of `prelude` it uses, right
- * after its line `-- @prelude` if it has one (a call that returns above it
- * makes none of the prelude's functions), else first.
+ * What the server runs for `script`: the part of `prelude` it uses,
+ * first; with a line `-- @prelude`, only the part that the lines above it
+ * use goes first, the rest right after it (a call that returns above it
+ * makes none of the rest's functions).
  */
 export declare function assembled(prelude: string, script: string): string;
 /** The script of command `name` (e.g. `MON.INCRCHECK`); throws when the package has none. */

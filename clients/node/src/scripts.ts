@@ -44,7 +44,7 @@ const WORD = /[A-Za-z_]\w*/g;
  * says the rule; the tests hold the three copies (here,
  * redis_guard/scripts.py, tests/common/scripts.rs) to one text.
  */
-export function usedPrelude(prelude: string, script: string): string {
+function usedDeclarations(prelude: string, script: string): string[] {
   const starts = [...prelude.matchAll(DECLARATION)].map((m) => m.index ?? 0);
   const chunks = starts.map((start, i) => prelude.slice(start, starts[i + 1] ?? prelude.length));
   const needed = new Set(script.match(WORD) ?? []);
@@ -56,23 +56,30 @@ export function usedPrelude(prelude: string, script: string): string {
       for (const word of chunk.match(WORD) ?? []) needed.add(word);
     }
   }
-  return kept.reverse().join("");
+  return kept.reverse();
 }
 
-/** The line after which a script's prelude goes; above it, the common call's fast path, which names nothing of the prelude. */
+/** The declarations of `prelude` that `script` uses, as one text (see `usedDeclarations`). */
+export function usedPrelude(prelude: string, script: string): string {
+  return usedDeclarations(prelude, script).join("");
+}
+
+/** The line after which a script's prelude goes; above it, the common call's fast path. */
 const MARKER = "-- @prelude\n";
 
 /**
- * What the server runs for `script`: the part of `prelude` it uses, right
- * after its line `-- @prelude` if it has one (a call that returns above it
- * makes none of the prelude's functions), else first.
+ * What the server runs for `script`: the part of `prelude` it uses,
+ * first; with a line `-- @prelude`, only the part that the lines above it
+ * use goes first, the rest right after it (a call that returns above it
+ * makes none of the rest's functions).
  */
 export function assembled(prelude: string, script: string): string {
-  const used = usedPrelude(prelude, script);
   const at = script.indexOf("\n" + MARKER);
-  if (at < 0) return used + script;
+  if (at < 0) return usedPrelude(prelude, script) + script;
   const after = at + 1 + MARKER.length;
-  return script.slice(0, after) + used + script.slice(after);
+  const first = usedDeclarations(prelude, script.slice(0, after));
+  const rest = usedDeclarations(prelude, script).filter((chunk) => !first.includes(chunk));
+  return first.join("") + script.slice(0, after) + rest.join("") + script.slice(after);
 }
 
 /** The script of command `name` (e.g. `MON.INCRCHECK`); throws when the package has none. */

@@ -15,7 +15,7 @@ import functools
 import re
 import hashlib
 from pathlib import Path
-from typing import Any, Iterable, Tuple
+from typing import Any, Iterable, List, Tuple
 
 from . import zones
 from .commands import Call
@@ -35,13 +35,10 @@ _NAMES = re.compile(r"^local (?:function )?([\w, ]+)", re.ASCII)
 _WORD = re.compile(r"[A-Za-z_]\w*", re.ASCII)
 
 
-def used_prelude(prelude: str, script: str) -> str:
+def _used_declarations(prelude: str, script: str) -> List[str]:
     """The declarations of ``prelude`` that ``script`` uses, directly or
     through others, in their order (a local can only name those before
-    it): every call runs a script's top level, and each function it makes
-    costs (the whole prelude took a call from 5 to 25 µs).
-    clients/scripts/README.md says the rule; the tests hold the three
-    copies (here, src/scripts.ts, tests/common/scripts.rs) to one text."""
+    it)."""
     starts = [m.start() for m in _DECLARATION.finditer(prelude)]
     chunks = [prelude[a:b] for a, b in zip(starts, starts[1:] + [len(prelude)])]
     needed = set(_WORD.findall(script))
@@ -51,24 +48,35 @@ def used_prelude(prelude: str, script: str) -> str:
         if names and needed & {n.strip() for n in names.group(1).split(",")}:
             kept.append(chunk)
             needed |= set(_WORD.findall(chunk))
-    return "".join(reversed(kept))
+    return kept[::-1]
+
+
+def used_prelude(prelude: str, script: str) -> str:
+    """The declarations of ``prelude`` that ``script`` uses: every call
+    runs a script's top level, and each function it makes costs (the
+    whole prelude took a call from 5 to 25 µs). clients/scripts/README.md
+    says the rule; the tests hold the three copies (here, src/scripts.ts,
+    tests/common/scripts.rs) to one text."""
+    return "".join(_used_declarations(prelude, script))
 
 
 #: The line after which a script's prelude goes; above it, the common
-#: call's fast path, which names nothing of the prelude.
+#: call's fast path.
 _MARKER = "-- @prelude\n"
 
 
 def assembled(prelude: str, script: str) -> str:
     """What the server runs for ``script``: the part of ``prelude`` it
-    uses, right after its line ``-- @prelude`` if it has one (a call that
-    returns above it makes none of the prelude's functions), else first."""
-    used = used_prelude(prelude, script)
+    uses, first; with a line ``-- @prelude``, only the part that the lines
+    above it use goes first, the rest right after it (a call that returns
+    above it makes none of the rest's functions)."""
     at = script.find("\n" + _MARKER)
     if at < 0:
-        return used + script
+        return used_prelude(prelude, script) + script
     at += 1 + len(_MARKER)
-    return script[:at] + used + script[at:]
+    first = _used_declarations(prelude, script[:at])
+    rest = [chunk for chunk in _used_declarations(prelude, script) if chunk not in first]
+    return "".join(first) + script[:at] + "".join(rest) + script[at:]
 
 
 @functools.lru_cache(maxsize=None)
