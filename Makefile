@@ -72,8 +72,9 @@ lab: build
 	cargo bench --quiet --bench lab
 
 # Native vs INCRBY/SADD vs Lua (EVALSHA, FCALL): writes bench/RESULTS.md.
-# GUARD_BENCH_ONLY=memory, campaigns or quota (the rows of CL.QUOTA,
-# calendar windows, CL.REFUND and BLOCK) prints that table alone, in a few
+# GUARD_BENCH_ONLY=memory, campaigns, quota (the rows of CL.QUOTA,
+# calendar windows, CL.REFUND and BLOCK) or scripts (the packages' scripts
+# against the module and the Lua twins) prints that table alone, in a few
 # minutes, and leaves RESULTS.md as it is.
 bench: build
 	cargo bench --quiet --bench bench

@@ -55,6 +55,7 @@ const SCRIPTS: [(&str, &str); 11] = [
 ];
 
 /// One measured command line.
+#[derive(Clone)]
 struct Case {
     /// Row label.
     name: &'static str,
@@ -146,6 +147,9 @@ enum Kind {
     /// same checks as separate calls (CL.THROTTLE for CL.THROTTLEALL), the
     /// fixed window for the sliding one.
     Sibling,
+    /// The command's script (clients/scripts), as the packages' scripts
+    /// backend sends it.
+    Script,
 }
 
 fn words(line: &str) -> Vec<String> {
@@ -1209,6 +1213,137 @@ fn quota_rows() -> String {
     out
 }
 
+/// A native row as the packages' scripts backend sends it: `EVALSHA` of
+/// the command's script (with its prelude, as the packages assemble it),
+/// KEYS the command's keys as the server names them (`COMMAND GETKEYS`),
+/// ARGV the other arguments in order, a `TZ` zone as its rules. A key of
+/// the keyspace gets the prefix `scr` (the scripts keep windows in their own
+/// layout, and the module's rows their own keys); a fixed key (a sold-out
+/// event, an alert stream) is shared: it is plain data both write alike.
+fn script_case(con: &mut Connection, native: &Case) -> Case {
+    let command = &native.args[0];
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(common::scripts::script_source(command))
+        .query(con)
+        .unwrap();
+    let keys: Vec<String> = redis::cmd("COMMAND")
+        .arg("GETKEYS")
+        .arg(&native.args)
+        .query(con)
+        .unwrap();
+    let is_key = |i: usize| i > 0 && keys.contains(&native.args[i]);
+    let prefixed = |key: &String| {
+        if key.contains("__rand_int__") {
+            format!("scr{key}")
+        } else {
+            key.clone()
+        }
+    };
+    let mut args = vec!["EVALSHA".to_string(), sha, keys.len().to_string()];
+    args.extend(
+        (1..native.args.len())
+            .filter(|&i| is_key(i))
+            .map(|i| prefixed(&native.args[i])),
+    );
+    for i in (1..native.args.len()).filter(|&i| !is_key(i)) {
+        let word = &native.args[i];
+        args.push(if native.args[i - 1].eq_ignore_ascii_case("TZ") {
+            String::from_utf8(common::zoneinfo::as_sent_to_scripts(word.as_bytes())).unwrap()
+        } else {
+            word.clone()
+        });
+    }
+    // A row's name and seed prefix live as long as the bench.
+    let name: &'static str = Box::leak(format!("{} (scripts)", native.name).into_boxed_str());
+    Case {
+        name,
+        kind: Kind::Script,
+        stat: "evalsha",
+        args,
+        seed: native.seed.map(|seed| Seed {
+            prefix: Box::leak(format!("scr{}", seed.prefix).into_boxed_str()),
+            ..seed
+        }),
+        // The same replies; the INFO counters are the module's alone.
+        expect: native.expect.map(|expect| Expect {
+            counter: None,
+            ..expect
+        }),
+        ..native.clone()
+    }
+}
+
+/// `GUARD_BENCH_ONLY=scripts`: every native row of the main table that has
+/// a Lua twin, its script as the packages send it ([`script_case`]) and
+/// its twin, at -P 16, on a fresh server of their own: the module against
+/// the scripts (goal ≥ 2 ×) and the scripts against the twins (goal
+/// ≥ 0.9 ×), the server's side of what `make bench-clients` measures
+/// through the clients.
+fn scripts_rows() -> String {
+    let server = Server::with_args(&["--appendonly", "no"]);
+    let mut con = server.con();
+    // The main table's fixtures, and the refund counters of the scripts' rows.
+    let shas = setup(&mut con);
+    let mut pipe = redis::pipe();
+    for i in 0..KEYSPACE.parse::<u32>().unwrap() {
+        pipe.cmd("SET")
+            .arg(format!("scramt:{i:012}"))
+            .arg(1_000_000_000)
+            .arg("EX")
+            .arg(86_400)
+            .ignore();
+    }
+    let _: () = pipe.query(&mut con).unwrap();
+    let all = cases(&shas);
+    let mut rows: Vec<Case> = Vec::new();
+    for native in all.iter().filter(|c| c.kind == Kind::Native) {
+        let twin = all
+            .iter()
+            .find(|c| c.family == native.family && c.kind == Kind::EvalSha);
+        if let Some(twin) = twin {
+            rows.push(native.clone());
+            rows.push(script_case(&mut con, native));
+            rows.push(twin.clone());
+        }
+    }
+    let version = server_version(&mut con);
+    let results = measure_at(&rows, &[16], |case, pipeline| {
+        run_row(&server, &mut con, case, pipeline)
+    });
+    let mut out = format!(
+        "\n## The packages' scripts (`GUARD_BENCH_ONLY=scripts`)\n\n\
+         Redis {version}, `redis-benchmark -c {CLIENTS} -r {KEYSPACE} -P 16`, {ROUNDS} \
+         interleaved rounds, medians, ratios the median of each round's ratio. Each command \
+         of the main table that has a Lua twin, as the scripts backend sends it (EVALSHA of \
+         `clients/scripts/<command>.lua` with its prelude, the command's keys as KEYS, a zone \
+         as its rules), on its own keys; every row's sample reply is checked before and \
+         after each run as the main table's. Goals: the module ≥ 2 × the scripts, the \
+         scripts ≥ 0.9 × the twins.\n\n\
+         | command | module rps | scripts rps | twin rps | module ÷ scripts | scripts ÷ twin \
+         | scripts usec/call | twin usec/call |\n|---|---|---|---|---|---|---|---|\n"
+    );
+    for i in (0..rows.len()).step_by(3) {
+        let (module, script, twin) = (i, i + 1, i + 2);
+        let rps = |row| median_of(&results, (row, 16), |s| s.rps);
+        let usec = |row| median_of(&results, (row, 16), |s| s.usec_per_call);
+        writeln!(
+            out,
+            "| {} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            rows[module].name,
+            rps(module),
+            rps(script),
+            rps(twin),
+            ratio_to(&results, &rows, module, script, 16),
+            ratio_to(&results, &rows, script, twin, 16),
+            usec(script),
+            usec(twin),
+        )
+        .unwrap();
+    }
+    out
+}
+
 fn report(cases: &[Case], results: &Results, memory: &[(i64, i64, i64)], version: &str) -> String {
     let mut out = String::new();
     let fmt_ratio = |r: Option<f64>| r.map_or("".to_string(), |r| format!("{r:.2}"));
@@ -1334,6 +1469,7 @@ fn chart(cases: &[Case], results: &Results) -> String {
             Kind::FCall => "#ef6c00",
             Kind::Peer => "#1565c0",
             Kind::Sibling => "#6d4c41",
+            Kind::Script => "#6a1b9a",
         };
         let y = 40 + i * row;
         let width = (ratio.min(1.5) / 1.5 * bar_width as f64) as usize;
@@ -1392,10 +1528,19 @@ fn server_version(con: &mut Connection) -> String {
 
 /// Every case at both pipeline depths, `ROUNDS` interleaved rounds:
 /// `run_case` runs one.
-fn measure(cases: &[Case], mut run_case: impl FnMut(&Case, u32) -> Sample) -> Results {
+fn measure(cases: &[Case], run_case: impl FnMut(&Case, u32) -> Sample) -> Results {
+    measure_at(cases, &PIPELINES, run_case)
+}
+
+/// [`measure`] at the given pipeline depths.
+fn measure_at(
+    cases: &[Case],
+    pipelines: &[u32],
+    mut run_case: impl FnMut(&Case, u32) -> Sample,
+) -> Results {
     let mut samples: Results = HashMap::new();
     for round in 1..=ROUNDS {
-        for pipeline in PIPELINES {
+        for &pipeline in pipelines {
             for (i, case) in cases.iter().enumerate() {
                 let sample = run_case(case, pipeline);
                 eprintln!(
@@ -1426,6 +1571,12 @@ fn main() {
     // (RESULTS.md untouched).
     if std::env::var("GUARD_BENCH_ONLY").as_deref() == Ok("quota") {
         println!("{}", quota_rows());
+        return;
+    }
+    // `GUARD_BENCH_ONLY=scripts make bench`: the packages' scripts against
+    // the module and the Lua twins, printed (RESULTS.md untouched).
+    if std::env::var("GUARD_BENCH_ONLY").as_deref() == Ok("scripts") {
+        println!("{}", scripts_rows());
         return;
     }
     let server = Server::with_args(&["--appendonly", "no"]);
