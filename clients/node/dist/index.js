@@ -188,29 +188,46 @@ class Sender {
         __classPrivateFieldSet(this, _Sender_scripts, backend === "scripts", "f");
         __classPrivateFieldSet(this, _Sender_mayswitch, backend === "auto", "f");
     }
-    async send(spec) {
-        // A plain command of the server's (reset's DEL): as it is on either backend.
-        if (spec.raw)
-            return __classPrivateFieldGet(this, _Sender_adapter, "f").send(spec);
-        if (!__classPrivateFieldGet(this, _Sender_scripts, "f")) {
-            try {
-                return await __classPrivateFieldGet(this, _Sender_adapter, "f").send(spec);
-            }
-            catch (error) {
-                if (!__classPrivateFieldGet(this, _Sender_instances, "m", _Sender_switchedOn).call(this, error, [spec]))
-                    throw error;
-            }
-        }
-        const script = (0, scripts_1.scriptOf)(String(spec.args[0]));
-        if (!__classPrivateFieldGet(this, _Sender_loaded, "f").has(script.sha))
-            await __classPrivateFieldGet(this, _Sender_instances, "m", _Sender_load).call(this, script, spec.key);
+    /**
+     * The first attempt at `spec`: the module's command, or its script's
+     * EVALSHA (the script loaded first if this guard has not loaded it yet).
+     * The common call returns the client's own promise, neither awaited nor
+     * wrapped: each wrapper (an async function, a `.catch`) costs every call
+     * a promise and a microtask turn. When it fails, `retry` decides what the
+     * failure means. Never throws: a failure is the promise's.
+     */
+    send(spec) {
         try {
-            return await __classPrivateFieldGet(this, _Sender_adapter, "f").send((0, scripts_1.evalsha)(spec, script));
+            // spec.raw: a plain command of the server's (reset's DEL), as it is on either backend.
+            if (spec.raw || !__classPrivateFieldGet(this, _Sender_scripts, "f"))
+                return __classPrivateFieldGet(this, _Sender_adapter, "f").send(spec);
+            const script = (0, scripts_1.scriptOf)(String(spec.args[0]));
+            if (!__classPrivateFieldGet(this, _Sender_loaded, "f").has(script.sha))
+                return __classPrivateFieldGet(this, _Sender_instances, "m", _Sender_load).call(this, script, spec.key).then(() => __classPrivateFieldGet(this, _Sender_adapter, "f").send((0, scripts_1.evalsha)(spec, script)));
+            return __classPrivateFieldGet(this, _Sender_adapter, "f").send((0, scripts_1.evalsha)(spec, script));
         }
         catch (error) {
-            if (!(0, scripts_1.isNoScript)(error))
-                throw error;
+            return Promise.reject(error);
         }
+    }
+    /**
+     * After `send(spec)` failed with `error`: the call again where it did not
+     * run, else `error`. The server has no such command (`"auto"`): scripts
+     * from now on, the call as a script. NOSCRIPT: the script loaded again
+     * and the call sent once more.
+     */
+    async retry(spec, error) {
+        if (__classPrivateFieldGet(this, _Sender_instances, "m", _Sender_switchedOn).call(this, error, [spec])) {
+            try {
+                return await this.send(spec);
+            }
+            catch (again) {
+                error = again;
+            }
+        }
+        if (!(0, scripts_1.isNoScript)(error))
+            throw error;
+        const script = (0, scripts_1.scriptOf)(String(spec.args[0]));
         await __classPrivateFieldGet(this, _Sender_instances, "m", _Sender_load).call(this, script, spec.key);
         return __classPrivateFieldGet(this, _Sender_adapter, "f").send((0, scripts_1.evalsha)(spec, script));
     }
@@ -336,7 +353,10 @@ class Guard {
     }
     /** @internal */
     static _send(guard, spec) {
-        return __classPrivateFieldGet(guard, _Guard_sender, "f").send(spec).then(spec.parse, (error) => answer(spec, error));
+        const sender = __classPrivateFieldGet(guard, _Guard_sender, "f");
+        // One step between the client's reply and the caller on the common
+        // call; a failure takes the longer way (retry, then the package's error).
+        return sender.send(spec).then(spec.parse, (error) => sender.retry(spec, error).then(spec.parse, (last) => answer(spec, last)));
     }
 }
 exports.Guard = Guard;

@@ -2,6 +2,8 @@ import type { Spec } from "./commands";
 export interface Script {
     readonly source: string;
     readonly sha: string;
+    /** Its command takes `TZ zone`: the zone goes to the script as its rules (known once per command, not per call). */
+    readonly zoned: boolean;
 }
 /** The declarations of `prelude` that `script` uses, as one text (see `usedDeclarations`). */
 export declare function usedPrelude(prelude: string, script: string): string;
@@ -14,7 +16,11 @@ export declare function usedPrelude(prelude: string, script: string): string;
 export declare function assembled(prelude: string, script: string): string;
 /** The script of command `name` (e.g. `MON.INCRCHECK`); throws when the package has none. */
 export declare function scriptOf(name: string): Script;
-/** `spec` as `EVALSHA sha numkeys keys... argv...`, routed and parsed as the command is. */
+/**
+ * `spec` as `EVALSHA sha numkeys keys... argv...`, routed and parsed as the
+ * command is. Runs on every call of the scripts backend: one pass over the
+ * arguments into one array.
+ */
 export declare function evalsha(spec: Spec<unknown>, script: Script): Spec<unknown>;
 /** `SCRIPT LOAD` of `script`, sent to the node that owns `key` (the one that will run it). */
 export declare function scriptLoad(script: Script, key: Spec<unknown>["key"]): Spec<unknown>;

@@ -27,7 +27,11 @@ const packageRoot = path.join(__dirname, "..");
  * or `npm install <checkout>/clients/node`, which links to it).
  */
 const folder = [path.join(packageRoot, "scripts"), path.join(packageRoot, "..", "scripts")].find((dir) => (0, node_fs_1.existsSync)(dir));
-/** Each script as first read: a process reads a file once. */
+/**
+ * Each script as first read, by its command's name as the caller spells it
+ * (the package: upper case), so that a call finds it without first
+ * lowering the name. A process reads a file once per spelling.
+ */
 const scripts = new Map();
 let prelude;
 /** A top-level declaration of the prelude starts a line with `local`. */
@@ -80,35 +84,50 @@ function assembled(prelude, script) {
 }
 /** The script of command `name` (e.g. `MON.INCRCHECK`); throws when the package has none. */
 function scriptOf(name) {
-    const command = name.toLowerCase();
-    let script = scripts.get(command);
+    let script = scripts.get(name);
     if (script === undefined) {
+        const command = name.toLowerCase();
         const file = folder === undefined ? undefined : path.join(folder, `${command}.lua`);
         if (file === undefined || !(0, node_fs_1.existsSync)(file)) {
             throw new Error(`redis-guard: no script for ${name.toUpperCase()} (looked for ${file ?? `${command}.lua beside the package`})`);
         }
         prelude ?? (prelude = (0, node_fs_1.readFileSync)(path.join(folder, "prelude.lua"), "utf8"));
         const source = assembled(prelude, (0, node_fs_1.readFileSync)(file, "utf8"));
-        script = { source, sha: (0, node_crypto_1.createHash)("sha1").update(source).digest("hex") };
-        scripts.set(command, script);
+        script = { source, sha: (0, node_crypto_1.createHash)("sha1").update(source).digest("hex"), zoned: ZONED.has(command.toUpperCase()) };
+        scripts.set(name, script);
     }
     return script;
 }
-/** `spec` as `EVALSHA sha numkeys keys... argv...`, routed and parsed as the command is. */
+/**
+ * `spec` as `EVALSHA sha numkeys keys... argv...`, routed and parsed as the
+ * command is. Runs on every call of the scripts backend: one pass over the
+ * arguments into one array.
+ */
 function evalsha(spec, script) {
-    const keys = spec.keyIndexes.map((i) => spec.args[i]);
-    let argv = spec.args.filter((_, i) => i > 0 && !spec.keyIndexes.includes(i));
-    if (ZONED.has(String(spec.args[0]).toUpperCase())) {
-        argv = argv.map((word, i) => (i > 0 && String(argv[i - 1]).toUpperCase() === "TZ" ? (0, zones_1.encoded)(String(word)) : word));
+    const { args, keyIndexes } = spec;
+    const words = ["EVALSHA", script.sha, String(keyIndexes.length)];
+    for (const i of keyIndexes)
+        words.push(args[i]);
+    let previous; // the ARGV word before this one
+    for (let i = 1; i < args.length; i++) {
+        if (keyIndexes.includes(i))
+            continue;
+        const word = args[i];
+        words.push(script.zoned && previous !== undefined && isZoneWord(previous) ? (0, zones_1.encoded)(String(word)) : word);
+        previous = word;
     }
     return {
-        args: ["EVALSHA", script.sha, String(keys.length), ...keys, ...argv],
+        args: words,
         key: spec.key,
-        keyIndexes: keys.map((_, i) => 3 + i),
+        keyIndexes: keyIndexes.map((_, n) => 3 + n),
         // A script may write: never one for a replica.
         readonly: false,
         parse: spec.parse,
     };
+}
+/** `TZ`, in any case: the next word is a zone. */
+function isZoneWord(word) {
+    return word.length === 2 && String(word).toUpperCase() === "TZ";
 }
 /** `SCRIPT LOAD` of `script`, sent to the node that owns `key` (the one that will run it). */
 function scriptLoad(script, key) {

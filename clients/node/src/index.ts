@@ -192,23 +192,42 @@ class Sender {
     this.#mayswitch = backend === "auto";
   }
 
-  async send(spec: Spec<unknown>): Promise<unknown> {
-    // A plain command of the server's (reset's DEL): as it is on either backend.
-    if (spec.raw) return this.#adapter.send(spec);
-    if (!this.#scripts) {
+  /**
+   * The first attempt at `spec`: the module's command, or its script's
+   * EVALSHA (the script loaded first if this guard has not loaded it yet).
+   * The common call returns the client's own promise, neither awaited nor
+   * wrapped: each wrapper (an async function, a `.catch`) costs every call
+   * a promise and a microtask turn. When it fails, `retry` decides what the
+   * failure means. Never throws: a failure is the promise's.
+   */
+  send(spec: Spec<unknown>): Promise<unknown> {
+    try {
+      // spec.raw: a plain command of the server's (reset's DEL), as it is on either backend.
+      if (spec.raw || !this.#scripts) return this.#adapter.send(spec);
+      const script = scriptOf(String(spec.args[0]));
+      if (!this.#loaded.has(script.sha)) return this.#load(script, spec.key).then(() => this.#adapter.send(evalsha(spec, script)));
+      return this.#adapter.send(evalsha(spec, script));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * After `send(spec)` failed with `error`: the call again where it did not
+   * run, else `error`. The server has no such command (`"auto"`): scripts
+   * from now on, the call as a script. NOSCRIPT: the script loaded again
+   * and the call sent once more.
+   */
+  async retry(spec: Spec<unknown>, error: unknown): Promise<unknown> {
+    if (this.#switchedOn(error, [spec])) {
       try {
-        return await this.#adapter.send(spec);
-      } catch (error) {
-        if (!this.#switchedOn(error, [spec])) throw error;
+        return await this.send(spec);
+      } catch (again) {
+        error = again;
       }
     }
+    if (!isNoScript(error)) throw error;
     const script = scriptOf(String(spec.args[0]));
-    if (!this.#loaded.has(script.sha)) await this.#load(script, spec.key);
-    try {
-      return await this.#adapter.send(evalsha(spec, script));
-    } catch (error) {
-      if (!isNoScript(error)) throw error;
-    }
     await this.#load(script, spec.key);
     return this.#adapter.send(evalsha(spec, script));
   }
@@ -355,7 +374,12 @@ export class Guard {
 
   /** @internal */
   static _send<T>(guard: Guard, spec: Spec<T>): Promise<T> {
-    return guard.#sender.send(spec).then(spec.parse, (error: unknown) => answer(spec, error));
+    const sender = guard.#sender;
+    // One step between the client's reply and the caller on the common
+    // call; a failure takes the longer way (retry, then the package's error).
+    return sender.send(spec).then(spec.parse, (error: unknown) =>
+      sender.retry(spec, error).then(spec.parse, (last: unknown) => answer(spec, last)),
+    );
   }
 }
 

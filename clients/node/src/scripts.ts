@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import * as path from "node:path";
-import type { Spec } from "./commands";
+import type { Bytes, Spec } from "./commands";
 import { encoded } from "./zones";
 
 /** The commands whose `TZ` zone a script gets with its rules. */
@@ -17,6 +17,8 @@ const ZONED = new Set(["MON.INCRCHECK", "CL.QUOTA"]);
 export interface Script {
   readonly source: string;
   readonly sha: string;
+  /** Its command takes `TZ zone`: the zone goes to the script as its rules (known once per command, not per call). */
+  readonly zoned: boolean;
 }
 
 const packageRoot = path.join(__dirname, "..");
@@ -27,7 +29,11 @@ const packageRoot = path.join(__dirname, "..");
  */
 const folder = [path.join(packageRoot, "scripts"), path.join(packageRoot, "..", "scripts")].find((dir) => existsSync(dir));
 
-/** Each script as first read: a process reads a file once. */
+/**
+ * Each script as first read, by its command's name as the caller spells it
+ * (the package: upper case), so that a call finds it without first
+ * lowering the name. A process reads a file once per spelling.
+ */
 const scripts = new Map<string, Script>();
 let prelude: string | undefined;
 
@@ -84,36 +90,50 @@ export function assembled(prelude: string, script: string): string {
 
 /** The script of command `name` (e.g. `MON.INCRCHECK`); throws when the package has none. */
 export function scriptOf(name: string): Script {
-  const command = name.toLowerCase();
-  let script = scripts.get(command);
+  let script = scripts.get(name);
   if (script === undefined) {
+    const command = name.toLowerCase();
     const file = folder === undefined ? undefined : path.join(folder, `${command}.lua`);
     if (file === undefined || !existsSync(file)) {
       throw new Error(`redis-guard: no script for ${name.toUpperCase()} (looked for ${file ?? `${command}.lua beside the package`})`);
     }
     prelude ??= readFileSync(path.join(folder!, "prelude.lua"), "utf8");
     const source = assembled(prelude, readFileSync(file, "utf8"));
-    script = { source, sha: createHash("sha1").update(source).digest("hex") };
-    scripts.set(command, script);
+    script = { source, sha: createHash("sha1").update(source).digest("hex"), zoned: ZONED.has(command.toUpperCase()) };
+    scripts.set(name, script);
   }
   return script;
 }
 
-/** `spec` as `EVALSHA sha numkeys keys... argv...`, routed and parsed as the command is. */
+/**
+ * `spec` as `EVALSHA sha numkeys keys... argv...`, routed and parsed as the
+ * command is. Runs on every call of the scripts backend: one pass over the
+ * arguments into one array.
+ */
 export function evalsha(spec: Spec<unknown>, script: Script): Spec<unknown> {
-  const keys = spec.keyIndexes.map((i) => spec.args[i]);
-  let argv = spec.args.filter((_, i) => i > 0 && !spec.keyIndexes.includes(i));
-  if (ZONED.has(String(spec.args[0]).toUpperCase())) {
-    argv = argv.map((word, i) => (i > 0 && String(argv[i - 1]).toUpperCase() === "TZ" ? encoded(String(word)) : word));
+  const { args, keyIndexes } = spec;
+  const words: Bytes[] = ["EVALSHA", script.sha, String(keyIndexes.length)];
+  for (const i of keyIndexes) words.push(args[i]);
+  let previous: Bytes | undefined; // the ARGV word before this one
+  for (let i = 1; i < args.length; i++) {
+    if (keyIndexes.includes(i)) continue;
+    const word = args[i];
+    words.push(script.zoned && previous !== undefined && isZoneWord(previous) ? encoded(String(word)) : word);
+    previous = word;
   }
   return {
-    args: ["EVALSHA", script.sha, String(keys.length), ...keys, ...argv],
+    args: words,
     key: spec.key,
-    keyIndexes: keys.map((_, i) => 3 + i),
+    keyIndexes: keyIndexes.map((_, n) => 3 + n),
     // A script may write: never one for a replica.
     readonly: false,
     parse: spec.parse,
   };
+}
+
+/** `TZ`, in any case: the next word is a zone. */
+function isZoneWord(word: Bytes): boolean {
+  return word.length === 2 && String(word).toUpperCase() === "TZ";
 }
 
 /** `SCRIPT LOAD` of `script`, sent to the node that owns `key` (the one that will run it). */
