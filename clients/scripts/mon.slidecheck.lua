@@ -5,6 +5,109 @@
 --   b:<bucket> the sum of the adds made in bucket floor(ms / (window * 1000 / buckets))
 --   r:<t>      the ms threshold t was last reported at
 -- and the key expires `window` after its last add, as the module's does.
+--
+-- The common call first, above the prelude (a call that returns here
+-- makes none of its functions), in Lua numbers: no options, the window of
+-- at most 9 digits, the increment and thresholds of at most 15, the
+-- thresholds increasing, at the key nothing or a window of this shape
+-- whose sums, reports and thresholds reported have at most 15 digits, and
+-- the window's sum below 4 * 10^15 (every partial sum exact); anything
+-- else goes the exact way below, which has written nothing.
+local n = #ARGV
+if #KEYS == 1 and n >= 3 and n <= 34 and #ARGV[2] <= 9 then
+  local fast, last = true, 0
+  for i = 1, n do
+    local a = ARGV[i]
+    if #a > 15 or not a:find('^[1-9]%d*$') then fast = false break end
+    if i >= 3 then
+      local t = tonumber(a)
+      if t <= last then fast = false break end
+      last = t
+    end
+  end
+  local window_ms, buckets = fast and ARGV[2] * 1000, 60
+  while fast and window_ms % buckets ~= 0 do buckets = buckets - 1 end
+  -- TYPE never fails, where HGETALL on another type would count an error.
+  local kind = fast and redis.call('TYPE', KEYS[1])['ok']
+  local held, reports, reported = {}, {}, 0
+  if kind == 'hash' then
+    local flat, window, cut = redis.call('HGETALL', KEYS[1]), nil, nil
+    local function canonical(text) return #text <= 15 and text:find('^[1-9]%d*$') ~= nil end
+    for i = 1, #flat, 2 do
+      local field, value = flat[i], flat[i + 1]
+      local tag, rest = field:sub(1, 2), field:sub(3)
+      if tag == 'b:' and canonical(value) and tonumber(rest) then
+        held[#held + 1] = {number = tonumber(rest), field = field, sum = tonumber(value)}
+      elseif tag == 'r:' and canonical(rest) and canonical(value) then
+        reports[rest], reported = tonumber(value), reported + 1
+      elseif field == 'window' then window = value
+      elseif field == 'buckets' then cut = value
+      else fast = false
+      end
+    end
+    fast = fast and window == ARGV[2] and cut == tostring(buckets)
+  elseif kind ~= 'none' then
+    fast = false
+  end
+  local now, bucket, prev, current
+  if fast then
+    local time = redis.call('TIME')
+    now = time[1] * 1000 + math.floor(time[2] / 1000)
+    local span = window_ms / buckets
+    bucket = math.floor(now / span)
+    local r = now - bucket * span
+    if r < 0 then bucket = bucket - 1 elseif r >= span then bucket = bucket + 1 end
+    prev = 0
+    for k = 1, #held do
+      local b = held[k]
+      if b.number > bucket - buckets then prev = prev + b.sum end
+    end
+    current = prev + ARGV[1]
+    fast = current < 4e15
+  end
+  if fast then
+    -- The highest threshold crossed that was not reported within a window.
+    local level = 0
+    for i = 3, n do
+      local t, at = tonumber(ARGV[i]), reports[ARGV[i]]
+      if prev < t and t <= current and not (at and now - at < window_ms) then level = i - 2 end
+    end
+    -- The add goes into now's bucket, with the buckets after it folded
+    -- in; the buckets that aged out go.
+    local sum, gone = tonumber(ARGV[1]), {}
+    for k = 1, #held do
+      local b = held[k]
+      if b.number >= bucket then sum = sum + b.sum end
+      if b.number > bucket or b.number <= bucket - buckets then gone[#gone + 1] = b.field end
+    end
+    if #gone > 0 then redis.call('HDEL', KEYS[1], unpack(gone)) end
+    local set = {'HSET', KEYS[1], string.format('b:%d', bucket), string.format('%d', sum)}
+    if kind == 'none' then
+      set[5], set[6], set[7], set[8] = 'window', ARGV[2], 'buckets', tostring(buckets)
+    end
+    if level > 0 then
+      local threshold = ARGV[level + 2]
+      if not reports[threshold] then reported = reported + 1 end
+      reports[threshold] = now
+      -- At most 32 reports: the oldest goes (the smaller threshold on a tie).
+      local oldest
+      for t, at in pairs(reports) do
+        if oldest == nil or at < reports[oldest] or (at == reports[oldest] and tonumber(t) < tonumber(oldest)) then
+          oldest = t
+        end
+      end
+      if reported <= 32 or oldest ~= threshold then
+        set[#set + 1] = 'r:' .. threshold
+        set[#set + 1] = string.format('%d', now)
+      end
+      if reported > 32 and oldest ~= threshold then redis.call('HDEL', KEYS[1], 'r:' .. oldest) end
+    end
+    redis.call(unpack(set))
+    redis.call('PEXPIREAT', KEYS[1], string.format('%d', now + window_ms))
+    return {current, level}
+  end
+end
+-- @prelude
 local now, increment, expires_at, e = mon_head('mon.slidecheck')
 if e then return e end
 local window, window_ms = ARGV[2], int_mul(ARGV[2], '1000')

@@ -658,9 +658,9 @@ local function ceil_div(ns, unit)
   return q
 end
 
--- The common GCRA call in Lua numbers: the fast path of CL.THROTTLE and
--- CL.THROTTLEALL, above their `-- @prelude` (which brings these first and
--- the rest of what they use after it). Arguments of at most 15 digits
+-- The common GCRA call in Lua numbers: the fast path of CL.THROTTLE,
+-- CL.THROTTLEALL and CL.REFUND, above their `-- @prelude` (which brings
+-- these first and the rest of what they use after it). Arguments of at most 15 digits
 -- (the period of at most 6: at most 10^15 ns), the emission interval,
 -- tolerance and increment below 10^15 ns, and the stored arrival time
 -- less than 10^6 s ahead of now. Times are taken relative to now (ns),
