@@ -13,7 +13,7 @@ from .guard import AsyncGuard, AsyncPipeline, Backend, Guard, Pipeline
 from .lease import LeaseRefused
 from .results import ALREADY_WON, SOLD_OUT, CampaignInfo, Cart, Check, Claim, Confirm, Reservation, Throttle, ThrottleAll
 
-__version__ = "0.5.0"
+__version__ = "0.5.1"
 
 __all__ = [
     "ALREADY_WON",
