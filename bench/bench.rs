@@ -25,6 +25,8 @@ use redis::{Cmd, Connection};
 const CLIENTS: &str = "50";
 const KEYSPACE: &str = "100000";
 const ROUNDS: usize = 5;
+/// Rounds of `GUARD_BENCH_ONLY=scripts`.
+const SCRIPTS_ROUNDS: usize = 3;
 const PIPELINES: [u32; 2] = [1, 16];
 
 const INCRCHECK_LUA: &str = include_str!("../bench/scripts/incrcheck.lua");
@@ -1308,12 +1310,14 @@ fn scripts_rows() -> String {
         }
     }
     let version = server_version(&mut con);
-    let results = measure_at(&rows, &[16], |case, pipeline| {
+    // 3 rounds: the scripts' exact ways (a limiter past their fast path's
+    // bounds) take minutes a run.
+    let results = measure_at(&rows, &[16], SCRIPTS_ROUNDS, |case, pipeline| {
         run_row(&server, &mut con, case, pipeline)
     });
     let mut out = format!(
         "\n## The packages' scripts (`GUARD_BENCH_ONLY=scripts`)\n\n\
-         Redis {version}, `redis-benchmark -c {CLIENTS} -r {KEYSPACE} -P 16`, {ROUNDS} \
+         Redis {version}, `redis-benchmark -c {CLIENTS} -r {KEYSPACE} -P 16`, {SCRIPTS_ROUNDS} \
          interleaved rounds, medians, ratios the median of each round's ratio. Each command \
          of the main table that has a Lua twin, as the scripts backend sends it (EVALSHA of \
          `clients/scripts/<command>.lua` with its prelude, the command's keys as KEYS, a zone \
@@ -1529,17 +1533,18 @@ fn server_version(con: &mut Connection) -> String {
 /// Every case at both pipeline depths, `ROUNDS` interleaved rounds:
 /// `run_case` runs one.
 fn measure(cases: &[Case], run_case: impl FnMut(&Case, u32) -> Sample) -> Results {
-    measure_at(cases, &PIPELINES, run_case)
+    measure_at(cases, &PIPELINES, ROUNDS, run_case)
 }
 
-/// [`measure`] at the given pipeline depths.
+/// [`measure`] at the given pipeline depths, in `rounds` rounds.
 fn measure_at(
     cases: &[Case],
     pipelines: &[u32],
+    rounds: usize,
     mut run_case: impl FnMut(&Case, u32) -> Sample,
 ) -> Results {
     let mut samples: Results = HashMap::new();
-    for round in 1..=ROUNDS {
+    for round in 1..=rounds {
         for &pipeline in pipelines {
             for (i, case) in cases.iter().enumerate() {
                 let sample = run_case(case, pipeline);

@@ -61,13 +61,29 @@ struct Row {
     moved: i64,
 }
 
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
 impl Row {
     /// The median of the rounds' rates: one slow round on a shared
     /// machine does not move it.
     fn rate(&self) -> f64 {
-        let mut rates = self.rates.clone();
-        rates.sort_by(f64::total_cmp);
-        rates[rates.len() / 2]
+        median(self.rates.clone())
+    }
+
+    /// The median of this row's rate over `other`'s, round by round: the
+    /// two ran seconds apart in each round, the rounds minutes apart on a
+    /// machine whose load swings.
+    fn over(&self, other: &Row) -> f64 {
+        median(
+            self.rates
+                .iter()
+                .zip(&other.rates)
+                .map(|(mine, theirs)| mine / theirs)
+                .collect(),
+        )
     }
 }
 
@@ -225,10 +241,7 @@ fn main() {
             let Some(row) = ops.get(op) else { continue };
             let ratio = |other: Option<&Row>| {
                 other.map_or(("n/a".into(), "n/a".into()), |o| {
-                    (
-                        format!("{:.0}", o.rate()),
-                        format!("{:.2}", row.rate() / o.rate()),
-                    )
+                    (format!("{:.0}", o.rate()), format!("{:.2}", row.over(o)))
                 })
             };
             let (incrby_rate, x_incrby) = ratio(incrby);
@@ -269,14 +282,14 @@ fn main() {
             let (twin_rate, x_twin) = ops.get(twin).map_or(("n/a".into(), "n/a".into()), |t| {
                 (
                     format!("{:.0}", t.rate()),
-                    format!("{:.2}", scripts.rate() / t.rate()),
+                    format!("{:.2}", scripts.over(t)),
                 )
             });
             backends.push_str(&format!(
                 "| {client} | {mode} | {command} | {:.0} | {:.0} | {:.2} | {twin_rate} | {x_twin} |\n",
                 module.rate(),
                 scripts.rate(),
-                module.rate() / scripts.rate(),
+                module.over(scripts),
             ));
         }
     }
@@ -285,7 +298,7 @@ fn main() {
         "## Through the client packages, in a 3-primary cluster\n\n\
          One process per client on this machine's 2 cores with the 3 servers: the rates are the \
          client's, so read the ratios and the commands per call. Each rate is the median of \
-         {} rounds of every program in turn.\n\n{table}\n\
+         {} rounds of every program in turn, each ratio the median of its rounds' ratios.\n\n{table}\n\
          ### The module against the scripts backend\n\n\
          The same package methods on its two backends, same client, same run, on the cluster with \
          the module (the scripts backend sends EVALSHA whether the module is loaded or not). \
