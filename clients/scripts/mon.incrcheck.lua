@@ -1,29 +1,19 @@
 -- MON.INCRCHECK key increment window threshold [threshold ...] [TZ zone] [ALERT stream [MAXLEN n]]
 -- The common call first, above the prelude (a call that returns here
--- makes none of its functions): no options, the increment and thresholds
+-- makes of its functions only quick_mon_args): no options, the increment and thresholds
 -- of at most 15 digits, the window of at most 12 (every sum below 2^53,
 -- exact in Lua numbers), the thresholds increasing, and at the key
 -- nothing or an integer INCRBY cannot refuse. INCRBY keeps the TTL; the
 -- clock is read only for a new window.
 local n = #ARGV
-if #KEYS == 1 and n >= 3 and n <= 34 and #ARGV[2] <= 12 then
-  local fast, last = true, 0
-  for i = 1, n do
-    local a = ARGV[i]
-    if #a > 15 or not a:find('^[1-9]%d*$') then fast = false break end
-    if i >= 3 then
-      local t = tonumber(a)
-      if t <= last then fast = false break end
-      last = t
-    end
-  end
+if quick_mon_args(12) then
   -- MGET reads another type as nothing, where GET or INCRBY would fail
   -- with an error the server counts beside the script's own. A canonical
   -- integer of at most 18 characters plus the increment stays below 2^63.
-  local stored = fast and redis.call('MGET', KEYS[1])[1]
+  local stored, fast = redis.call('MGET', KEYS[1])[1], nil
   if stored then
     fast = #stored <= 18 and (stored == '0' or stored:find('^%-?[1-9]%d*$') ~= nil)
-  elseif fast then
+  else
     fast = redis.call('EXISTS', KEYS[1]) == 0
   end
   if fast then

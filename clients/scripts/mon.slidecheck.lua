@@ -7,28 +7,19 @@
 -- and the key expires `window` after its last add, as the module's does.
 --
 -- The common call first, above the prelude (a call that returns here
--- makes none of its functions), in Lua numbers: no options, the window of
+-- makes of its functions only quick_mon_args), in Lua numbers: no options, the window of
 -- at most 9 digits, the increment and thresholds of at most 15, the
 -- thresholds increasing, at the key nothing or a window of this shape
 -- whose sums, reports and thresholds reported have at most 15 digits, and
 -- the window's sum below 4 * 10^15 (every partial sum exact); anything
 -- else goes the exact way below, which has written nothing.
 local n = #ARGV
-if #KEYS == 1 and n >= 3 and n <= 34 and #ARGV[2] <= 9 then
-  local fast, last = true, 0
-  for i = 1, n do
-    local a = ARGV[i]
-    if #a > 15 or not a:find('^[1-9]%d*$') then fast = false break end
-    if i >= 3 then
-      local t = tonumber(a)
-      if t <= last then fast = false break end
-      last = t
-    end
-  end
-  local window_ms, buckets = fast and ARGV[2] * 1000, 60
-  while fast and window_ms % buckets ~= 0 do buckets = buckets - 1 end
+if quick_mon_args(9) then
+  local fast = true
+  local window_ms, buckets = ARGV[2] * 1000, 60
+  while window_ms % buckets ~= 0 do buckets = buckets - 1 end
   -- TYPE never fails, where HGETALL on another type would count an error.
-  local kind = fast and redis.call('TYPE', KEYS[1])['ok']
+  local kind = redis.call('TYPE', KEYS[1])['ok']
   local held, reports, reported = {}, {}, 0
   if kind == 'hash' then
     local flat, window, cut = redis.call('HGETALL', KEYS[1]), nil, nil

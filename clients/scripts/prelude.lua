@@ -658,6 +658,26 @@ local function ceil_div(ns, unit)
   return q
 end
 
+-- The arguments of MON.INCRCHECK's and MON.SLIDECHECK's common call
+-- (their fast paths, above their `-- @prelude`): `increment window
+-- threshold...` without options, each a canonical integer of at most 15 digits (the
+-- window of at most `window_digits`), at most 32 thresholds, increasing.
+local function quick_mon_args(window_digits)
+  local n = #ARGV
+  if #KEYS ~= 1 or n < 3 or n > 34 or #ARGV[2] > window_digits then return false end
+  local last = 0
+  for i = 1, n do
+    local a = ARGV[i]
+    if #a > 15 or not a:find('^[1-9]%d*$') then return false end
+    if i >= 3 then
+      local t = tonumber(a)
+      if t <= last then return false end
+      last = t
+    end
+  end
+  return true
+end
+
 -- The common GCRA call in Lua numbers: the fast path of CL.THROTTLE,
 -- CL.THROTTLEALL and CL.REFUND, above their `-- @prelude` (which brings
 -- these first and the rest of what they use after it). Arguments of at most 15 digits
