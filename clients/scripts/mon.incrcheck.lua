@@ -1,12 +1,23 @@
 -- MON.INCRCHECK key increment window threshold [threshold ...] [TZ zone] [ALERT stream [MAXLEN n]]
 -- The common call first, above the prelude (a call that returns here
--- makes of its functions only quick_mon_args): no options, the increment and thresholds
--- of at most 15 digits, the window of at most 12 (every sum below 2^53,
--- exact in Lua numbers), the thresholds increasing, and at the key
--- nothing or an integer INCRBY cannot refuse. INCRBY keeps the TTL; the
--- clock is read only for a new window.
+-- makes of its functions only quick_mon_args): no options but `ALERT`
+-- and `MAXLEN n` so spelt, the increment and thresholds of at most 15
+-- digits, the window of at most 12 (every sum below 2^53, exact in Lua
+-- numbers), the thresholds increasing, and at the key nothing or an
+-- integer INCRBY cannot refuse; with ALERT, a stream or nothing at its
+-- key and no threshold crossed (an alert is written the exact way).
+-- INCRBY keeps the TTL; the clock is read only for a new window.
 local n = #ARGV
-if quick_mon_args(12) then
+-- The last threshold's index.
+local last, alert = n, #KEYS == 2 and KEYS[2] ~= KEYS[1]
+if alert and ARGV[n] == 'ALERT' then
+  last = n - 1
+elseif alert and ARGV[n - 2] == 'ALERT' and ARGV[n - 1] == 'MAXLEN' and #ARGV[n] <= 15 and ARGV[n]:find('^[1-9]%d*$') then
+  last = n - 3
+else
+  alert = false
+end
+if (#KEYS == 1 or alert) and quick_mon_args(12, last) then
   -- MGET reads another type as nothing, where GET or INCRBY would fail
   -- with an error the server counts beside the script's own. A canonical
   -- integer of at most 18 characters plus the increment stays below 2^63.
@@ -15,6 +26,15 @@ if quick_mon_args(12) then
     fast = #stored <= 18 and (stored == '0' or stored:find('^%-?[1-9]%d*$') ~= nil)
   else
     fast = redis.call('EXISTS', KEYS[1]) == 0
+  end
+  if fast and alert then
+    local kind = redis.call('TYPE', KEYS[2])['ok']
+    fast = (kind == 'none' or kind == 'stream') and #(stored or '') <= 15
+    local prev = tonumber(stored or 0)
+    for i = 3, last do
+      local t = tonumber(ARGV[i])
+      if prev < t and t <= prev + ARGV[1] then fast = false end
+    end
   end
   if fast then
     local value = redis.call('INCRBY', KEYS[1], ARGV[1])
@@ -26,7 +46,7 @@ if quick_mon_args(12) then
       if reply:find('^%-?9007199254740992$') then reply = tonumber(reply) end
     else
       local prev = value - ARGV[1]
-      for i = 3, n do
+      for i = 3, last do
         local t = tonumber(ARGV[i])
         if prev < t and t <= value then level = i - 2 end
       end

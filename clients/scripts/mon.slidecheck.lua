@@ -7,14 +7,15 @@
 -- and the key expires `window` after its last add, as the module's does.
 --
 -- The common call first, above the prelude (a call that returns here
--- makes of its functions only quick_mon_args), in Lua numbers: no options, the window of
--- at most 9 digits, the increment and thresholds of at most 15, the
--- thresholds increasing, at the key nothing or a window of this shape
--- whose sums, reports and thresholds reported have at most 15 digits, and
--- the window's sum below 4 * 10^15 (every partial sum exact); anything
--- else goes the exact way below, which has written nothing.
+-- makes of its functions only quick_mon_args), in Lua numbers: no
+-- options, the window of at most 9 digits, the increment and thresholds
+-- of at most 15, the thresholds increasing, at the key nothing or a
+-- window of this shape whose sums, reports and thresholds reported have
+-- at most 15 digits, and the window's sum below 4 * 10^15 (every partial
+-- sum exact); anything else goes the exact way below, which has written
+-- nothing.
 local n = #ARGV
-if quick_mon_args(9) then
+if #KEYS == 1 and quick_mon_args(9, n) then
   local fast = true
   local window_ms, buckets = ARGV[2] * 1000, 60
   while window_ms % buckets ~= 0 do buckets = buckets - 1 end

@@ -660,11 +660,11 @@ end
 
 -- The arguments of MON.INCRCHECK's and MON.SLIDECHECK's common call
 -- (their fast paths, above their `-- @prelude`): `increment window
--- threshold...` without options, each a canonical integer of at most 15 digits (the
--- window of at most `window_digits`), at most 32 thresholds, increasing.
-local function quick_mon_args(window_digits)
-  local n = #ARGV
-  if #KEYS ~= 1 or n < 3 or n > 34 or #ARGV[2] > window_digits then return false end
+-- threshold...` in ARGV[1..n], each a canonical integer of at most 15
+-- digits (the window of at most `window_digits`), at most 32 thresholds,
+-- increasing.
+local function quick_mon_args(window_digits, n)
+  if n < 3 or n > 34 or #ARGV[2] > window_digits then return false end
   local last = 0
   for i = 1, n do
     local a = ARGV[i]
