@@ -1779,3 +1779,48 @@ fn a_script_counts_the_errors_the_module_counts() {
         assert_eq!(seen[0], seen[1], "{call:?} after {setup:?}: module, script");
     }
 }
+
+/// MON.SLIDECHECK's fast path answers as its exact way for a window hash
+/// whose bucket field is not a whole number (`b:<n>.5`, written by hand):
+/// the exact way counts a bucket while `number >= now's - buckets + 1`,
+/// so one half a bucket past the oldest edge has aged out, where the fast
+/// path's `number > now's - buckets` still counted it. `BUCKETS 60`, the
+/// default cut of a minute, sends the same call the exact way.
+#[test]
+fn the_slidecheck_fast_path_reads_a_fractional_bucket_as_the_exact_way() {
+    let server = Server::without_module(&[]);
+    let mut con = server.con();
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        let (before, _): (i64, i64) = redis::cmd("TIME").query(&mut con).unwrap();
+        seen.clear();
+        for (key, exact) in [("fast", false), ("exact", true)] {
+            // Window 60 s, 60 buckets: bucket n is second n.
+            let _: () = redis::cmd("DEL").arg(key).query(&mut con).unwrap();
+            let _: i64 = redis::cmd("HSET")
+                .arg(key)
+                .arg(&["window", "60", "buckets", "60"])
+                .arg(format!("b:{}.5", before - 60))
+                .arg(100)
+                .arg(format!("b:{}.5", before - 59))
+                .arg(1000)
+                .query(&mut con)
+                .unwrap();
+            let mut call = Call::new("MON.SLIDECHECK").key(key).arg(1).arg(60).arg(5);
+            if exact {
+                call = call.arg("BUCKETS").arg(60);
+            }
+            let reply = as_integers(call.script(&mut con).unwrap());
+            let stored: Vec<(String, String)> =
+                redis::cmd("HGETALL").arg(key).query(&mut con).unwrap();
+            let mut stored = stored;
+            stored.sort();
+            seen.push((reply, stored));
+        }
+        let (after, _): (i64, i64) = redis::cmd("TIME").query(&mut con).unwrap();
+        if before == after {
+            break;
+        }
+    }
+    assert_eq!(seen[0], seen[1], "fast path, exact way");
+}
