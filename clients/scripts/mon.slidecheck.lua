@@ -28,7 +28,7 @@ if #KEYS == 1 and quick_mon_args(9, n) then
     for i = 1, #flat, 2 do
       local field, value = flat[i], flat[i + 1]
       local tag, rest = field:sub(1, 2), field:sub(3)
-      if tag == 'b:' and canonical(value) and tonumber(rest) then
+      if tag == 'b:' and canonical(value) and #rest <= 15 and rest:find('^%d+$') then
         held[#held + 1] = {number = tonumber(rest), field = field, sum = tonumber(value)}
       elseif tag == 'r:' and canonical(rest) and canonical(value) then
         reports[rest], reported = tonumber(value), reported + 1
@@ -41,7 +41,7 @@ if #KEYS == 1 and quick_mon_args(9, n) then
   elseif kind ~= 'none' then
     fast = false
   end
-  local now, bucket, prev, current
+  local now, bucket, oldest_live, prev, current
   if fast then
     local time = redis.call('TIME')
     now = time[1] * 1000 + math.floor(time[2] / 1000)
@@ -49,10 +49,12 @@ if #KEYS == 1 and quick_mon_args(9, n) then
     bucket = math.floor(now / span)
     local r = now - bucket * span
     if r < 0 then bucket = bucket - 1 elseif r >= span then bucket = bucket + 1 end
+    -- An add counts while its bucket is less than `buckets` behind now's.
+    oldest_live = bucket - buckets + 1
     prev = 0
     for k = 1, #held do
       local b = held[k]
-      if b.number > bucket - buckets then prev = prev + b.sum end
+      if b.number >= oldest_live then prev = prev + b.sum end
     end
     current = prev + ARGV[1]
     fast = current < 4e15
@@ -70,7 +72,7 @@ if #KEYS == 1 and quick_mon_args(9, n) then
     for k = 1, #held do
       local b = held[k]
       if b.number >= bucket then sum = sum + b.sum end
-      if b.number > bucket or b.number <= bucket - buckets then gone[#gone + 1] = b.field end
+      if b.number > bucket or b.number < oldest_live then gone[#gone + 1] = b.field end
     end
     if #gone > 0 then redis.call('HDEL', KEYS[1], unpack(gone)) end
     local set = {'HSET', KEYS[1], string.format('b:%d', bucket), string.format('%d', sum)}
