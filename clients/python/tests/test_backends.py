@@ -210,6 +210,33 @@ def test_a_pipeline_loads_a_script_once_and_again_after_noscript(name: str, scri
     run_with(scripted, body)
 
 
+@pytest.mark.parametrize("name,scripted", list(SCRIPTED.items()), ids=list(SCRIPTED))
+def test_a_pipeline_after_noscript_keeps_its_calls_in_order(name: str, scripted: Any) -> None:
+    """After SCRIPT FLUSH, a pipeline whose guard believes CL.THROTTLE
+    loaded but has yet to load CL.REFUND: the throttle then the refund of
+    one key, as queued. The module (and a pipeline that loads every
+    script first) consumes, then gives back: the cell is empty after.
+    Sending the NOSCRIPT'd throttle again after the others runs the
+    refund first (on nothing) and leaves the request consumed."""
+    tag = uuid.uuid4().hex
+    nodes = address("GUARD_PLAIN_CLUSTER" if "cluster" in name else "GUARD_PLAIN")
+
+    async def body(client: Client) -> None:
+        key = f"{{{tag}}}:cell"
+        await value(client.guard.pipeline(transaction=False).throttle(f"{{{tag}}}:warm", 0, 1, 60).execute())
+        for host, port in nodes:
+            admin(host, port).script_flush()
+        pipe = client.guard.pipeline(transaction=False)
+        taken, given = await value(pipe.throttle(key, 0, 1, 60).refund(key, 0, 1, 60, 1).execute())
+        assert (taken.limited, taken.remaining) == (False, 0), name
+        assert given.remaining == 1, name
+        # A peek (quantity 0): the refund gave the request back.
+        peek = await value(client.guard.throttle(key, 0, 1, 60, 0))
+        assert peek.remaining == 1, (name, "the refund ran before the throttle")
+
+    run_with(scripted, body)
+
+
 def test_auto_switches_once_logged_once_and_reloads_after_noscript(caplog: pytest.LogCaptureFixture) -> None:
     import redis
 
