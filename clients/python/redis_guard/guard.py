@@ -135,9 +135,11 @@ class _Queue:
     On the scripts backend each call is its EVALSHA. A transaction loads
     every script it runs first, inside its MULTI: EXEC can then never meet
     NOSCRIPT, which would leave the other calls applied. A pipeline loads
-    first only the scripts this guard has not loaded yet; its calls
-    answered NOSCRIPT (a failover, a restart, SCRIPT FLUSH: they did not
-    run) load theirs and are sent again, once, after the others. The
+    first every script it runs when this guard has not loaded one of
+    them yet or the application's own commands share it, none otherwise;
+    its calls answered NOSCRIPT (a failover, a restart, SCRIPT FLUSH: they
+    did not run, nor did the pipeline's others on that server) load theirs
+    and are sent again, once. The
     application's own commands (``execute_command``) go as they are, on
     either backend."""
 
@@ -160,10 +162,17 @@ class _Queue:
         batch = self._backend.batch(self._transaction)
         loads = 0
         if self._mode.scripts:
-            atomic, seen = self._atomic(), set()
-            for call in calls:
+            mine = [call for call in calls if not call.raw]
+            # All or none: loading only the missing ones would let the
+            # others run while a call whose script the server lost answers
+            # NOSCRIPT and runs again after them, out of the order queued;
+            # so would the application's own commands beside them.
+            every = (self._atomic() or len(mine) < len(calls)
+                     or any(call.words[0] not in self._mode.loaded for call in mine))
+            seen: Set[EncodableT] = set()
+            for call in mine if every else ():
                 command = call.words[0]
-                if not call.raw and command not in seen and (atomic or command not in self._mode.loaded):
+                if command not in seen:
                     seen.add(command)
                     batch.queue(scripts.script_load(call))
                     loads += 1
