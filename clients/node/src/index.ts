@@ -268,9 +268,11 @@ class Sender {
   }
 
   /**
-   * A pipeline loads the scripts it needs beforehand, on its node; calls
-   * answered NOSCRIPT there did not run: they are sent again, once, as a
-   * pipeline of their own (so after the pipeline's other calls).
+   * A pipeline loads the scripts it needs beforehand, on its node, all of
+   * them when this guard has not loaded one yet or the application's own
+   * commands share it, none otherwise; calls answered NOSCRIPT there did
+   * not run, nor did the others (the server lost every script): they are
+   * sent again, once, as a pipeline of their own, in their order.
    *
    * A transaction loads every script it runs inside its MULTI, before the
    * calls: EXEC runs every queued call, so a NOSCRIPT inside it would leave
@@ -288,7 +290,14 @@ class Sender {
       const replies = await this.#adapter.batch([...needed.map((script) => scriptLoad(script, key)), ...calls], true);
       return replies.slice(needed.length);
     }
-    for (const script of needed) if (!this.#loaded.has(script.sha)) await this.#load(script, key);
+    // All or none: loading only the scripts this guard has not loaded
+    // would let the others run while a call whose script the server lost
+    // answers NOSCRIPT and runs again after them, out of the order queued;
+    // so would the application's own commands beside them. A server that
+    // lost one script lost them all (a failover, a restart, SCRIPT FLUSH).
+    if (needed.some((script) => !this.#loaded.has(script.sha)) || specs.some((spec) => spec.raw)) {
+      for (const script of needed) await this.#load(script, key);
+    }
     const replies = await this.#adapter.batch(calls, false);
     const missing = replies.flatMap((reply, i) => (isNoScript(reply) ? [i] : []));
     if (missing.length === 0) return replies;

@@ -983,6 +983,20 @@ describe(`${library} ${version} scripts backend`, { skip: standaloneNoModuleAddr
     console.log(`ROUTING ${JSON.stringify({ library, version, backend: "scripts", method, "after SCRIPT FLUSH": { plain, pipelined, transaction } })}`);
   });
 
+  it("a pipeline after SCRIPT FLUSH keeps its calls in order: a throttle, then a refund of the same key", async () => {
+    // The guard has loaded CL.THROTTLE's script, not CL.REFUND's. Sending
+    // the throttle answered NOSCRIPT again after the refund would run the
+    // refund first (on nothing) and leave the request consumed.
+    const tag = `{${run}:order}`;
+    const g = guard(bare.client, { backend: "scripts" });
+    await g.pipeline().throttle(`${tag}:warm`, 0, 1, 60).exec();
+    await bare.raw(["SCRIPT", "FLUSH"]);
+    const [taken, given] = await g.pipeline().throttle(`${tag}:cell`, 0, 1, 60).refund(`${tag}:cell`, 0, 1, 60, 1).exec();
+    assert.deepEqual([taken.limited, taken.remaining, given.remaining], [false, 0, 1]);
+    const peek = await g.throttle(`${tag}:cell`, 0, 1, 60, 0);
+    assert.equal(peek.remaining, 1, "the refund ran before the throttle");
+  });
+
   it("NOSCRIPT after a restart: the guard loads the script again, runs the call once more and continues the counter the AOF kept", async () => {
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), "guard-restart-"));
