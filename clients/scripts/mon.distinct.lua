@@ -3,26 +3,15 @@
 -- it was last seen.
 --
 -- The common call first, above the prelude (a call that returns here
--- makes none of its functions): no options, the window of at most 9
--- digits, the thresholds of at most 15 and increasing, and at the key
--- nothing or a sorted set whose first score is not 0 (a campaign's is);
--- anything else goes the exact way below. TYPE never fails, where
--- ZCOUNT on another type would count an error.
+-- makes of its functions only quick_mon_args): no options, a member,
+-- the window of at most 9 digits, the thresholds of at most 15 and
+-- increasing, and at the key nothing or a sorted set whose first score
+-- is not 0 (a campaign's is); anything else goes the exact way below.
+-- TYPE never fails, where ZCOUNT on another type would count an error.
 local n = #ARGV
-if #KEYS == 1 and n >= 3 and n <= 34 and ARGV[1] ~= '' and #ARGV[2] <= 9 and ARGV[2]:find('^[1-9]%d*$') then
-  local fast, last = true, 0
-  for i = 3, n do
-    local a = ARGV[i]
-    if #a > 15 or not a:find('^[1-9]%d*$') or tonumber(a) <= last then fast = false break end
-    last = tonumber(a)
-  end
-  local kind = fast and redis.call('TYPE', KEYS[1])['ok']
-  if kind == 'zset' then
-    fast = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2] ~= '0'
-  elseif kind ~= 'none' then
-    fast = false
-  end
-  if fast then
+if #KEYS == 1 and ARGV[1] ~= '' and quick_mon_args(2, n, 9) then
+  local kind = redis.call('TYPE', KEYS[1])['ok']
+  if kind == 'none' or (kind == 'zset' and redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2] ~= '0') then
     local time = redis.call('TIME')
     local now = time[1] * 1000 + math.floor(time[2] / 1000)
     local cutoff = now - ARGV[2] * 1000

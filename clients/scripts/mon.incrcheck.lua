@@ -17,7 +17,7 @@ elseif alert and ARGV[n - 2] == 'ALERT' and ARGV[n - 1] == 'MAXLEN' and #ARGV[n]
 else
   alert = false
 end
-if (#KEYS == 1 or alert) and quick_mon_args(12, last) then
+if (#KEYS == 1 or alert) and quick_mon_args(1, last, 12) then
   -- MGET reads another type as nothing, where GET or INCRBY would fail
   -- with an error the server counts beside the script's own. A canonical
   -- integer of at most 18 characters plus the increment stays below 2^63.

@@ -15,7 +15,7 @@
 -- sum exact); anything else goes the exact way below, which has written
 -- nothing.
 local n = #ARGV
-if #KEYS == 1 and quick_mon_args(9, n) then
+if #KEYS == 1 and quick_mon_args(1, n, 9) then
   local fast = true
   local window_ms, buckets = ARGV[2] * 1000, 60
   while window_ms % buckets ~= 0 do buckets = buckets - 1 end

@@ -658,15 +658,16 @@ local function ceil_div(ns, unit)
   return q
 end
 
--- The arguments of MON.INCRCHECK's and MON.SLIDECHECK's common call
--- (their fast paths, above their `-- @prelude`): `increment window
--- threshold...` in ARGV[1..n], each a canonical integer of at most 15
--- digits (the window of at most `window_digits`), at most 32 thresholds,
--- increasing.
-local function quick_mon_args(window_digits, n)
+-- The arguments of the MON commands' common call (their fast paths,
+-- above their `-- @prelude`): `window threshold...` in ARGV[2..n], and
+-- from ARGV[from] on each a canonical positive integer of at most 15
+-- digits (MON.INCRCHECK's and MON.SLIDECHECK's increment from 1,
+-- MON.DISTINCT's member not), the window of at most `window_digits`, at
+-- most 32 thresholds, increasing.
+local function quick_mon_args(from, n, window_digits)
   if n < 3 or n > 34 or #ARGV[2] > window_digits then return false end
   local last = 0
-  for i = 1, n do
+  for i = from, n do
     local a = ARGV[i]
     if #a > 15 or not a:find('^[1-9]%d*$') then return false end
     if i >= 3 then
