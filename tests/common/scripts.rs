@@ -201,8 +201,8 @@ pub fn assert_sends_the_scripts_built_here(package: &str, printed: &str) {
 
 /// The declarations of `prelude` that `script` uses, directly or through
 /// others, in their order: the rule of clients/scripts/README.md, as the
-/// packages apply it (`used_prelude` in redis_guard/scripts.py,
-/// `usedPrelude` in src/scripts.ts; their tests compare the three).
+/// packages apply it (`_used_declarations` in redis_guard/scripts.py,
+/// `usedDeclarations` in src/scripts.ts; their tests compare the three).
 fn used_declarations<'p>(prelude: &'p str, script: &str) -> Vec<&'p str> {
     // Top-level declarations start a line with `local `.
     let mut starts: Vec<usize> = prelude

@@ -139,9 +139,8 @@ class _Queue:
     them yet or the application's own commands share it, none otherwise;
     its calls answered NOSCRIPT (a failover, a restart, SCRIPT FLUSH: they
     did not run, nor did the pipeline's others on that server) load theirs
-    and are sent again, once. The
-    application's own commands (``execute_command``) go as they are, on
-    either backend."""
+    and are sent again, once. The application's own commands
+    (``execute_command``) go as they are, on either backend."""
 
     def __init__(self, backend: Any, transaction: Optional[bool], mode: _Mode) -> None:
         self._backend = backend
